@@ -1,0 +1,70 @@
+"""The command line: the only place that imports click, prints or exits.
+
+Commands are loaded lazily, so ``eval-skills --version`` imports almost nothing.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from typing import Any
+
+import click
+
+from .._version import __version__
+
+# command name -> "module:attribute" (relative to this package)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "eval": ("eval_cmd:eval_command", "Evaluate tool skills on a benchmark."),
+    "fixtures": ("fixtures_cmd:fixtures_command", "Check instruction skills' worked examples or answers."),
+}
+
+EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        target, _ = COMMANDS[cmd_name]
+        module_name, attr = target.split(":")
+        module = importlib.import_module(f"{__name__}.{module_name}")
+        command: click.Command = getattr(module, attr)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="eval-skills")
+def cli() -> None:
+    """eval-skills: tells you whether your AI agent skills work, and whether they got better or worse.
+
+    Exit codes: 0 success, 1 a quality gate failed, 2 usage or input error, 130 interrupted.
+    Set EVAL_SKILLS_DEBUG=1 to see tracebacks.
+    """
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Console entry point: domain errors become one line on stderr and exit code 2."""
+    from ..errors import EvalSkillsError, InputError
+
+    try:
+        return cli.main(args=argv, prog_name="eval-skills", standalone_mode=True)
+    except InputError as exc:
+        if os.environ.get("EVAL_SKILLS_DEBUG"):
+            raise
+        click.echo(f"error: {exc.line()}", err=True)
+        sys.exit(EXIT_USAGE)
+    except EvalSkillsError as exc:
+        if os.environ.get("EVAL_SKILLS_DEBUG"):
+            raise
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)

@@ -1,0 +1,127 @@
+"""``benchmark.json`` and task files, and finding a benchmark by id or path."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..errors import InputError, UnknownBenchmarkError
+from ._load import read_json, validate
+
+CUSTOM_BENCHMARK_ID = "custom"
+
+
+class ExpectedOutput(BaseModel):
+    """What a task expects. ``type`` names the scorer when the task has no ``evaluator``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str | None = None
+    value: Any = None
+    keywords: list[str] | None = None
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+    pattern: str | None = None
+    customScorerPath: str | None = None
+
+
+class Evaluator(BaseModel):
+    """How to score a task: the scorer ``type`` and its options (``caseSensitive``, ``flags``, ...)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str
+    caseSensitive: bool | None = None
+
+    def options(self) -> dict[str, Any]:
+        opts = dict(self.model_extra or {})
+        if self.caseSensitive is not None:
+            opts["caseSensitive"] = self.caseSensitive
+        return opts
+
+
+class Task(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    id: str = Field(min_length=1)
+    description: str = ""
+    inputData: Any = None
+    expectedOutput: ExpectedOutput = Field(default_factory=ExpectedOutput)
+    evaluator: Evaluator | None = None
+    timeoutMs: int | None = Field(default=None, gt=0)
+    tags: list[str] = Field(default_factory=list)
+
+
+class Benchmark(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    id: str = Field(min_length=1)
+    name: str = ""
+    version: str = "1.0.0"
+    domain: str = "general"
+    scoringMethod: str = "mean"
+    maxLatencyMs: int | None = Field(default=None, gt=0)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    tasks: list[Task]
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> Benchmark:
+        seen: set[str] = set()
+        for index, task in enumerate(self.tasks):
+            if task.id in seen:
+                raise ValueError(f"task id {task.id!r} appears twice (tasks[{index}])")
+            seen.add(task.id)
+        return self
+
+
+def _parse_benchmark(data: Any, file: str) -> Benchmark:
+    if not isinstance(data, dict):
+        raise InputError("expected a benchmark object with a tasks array", file=file, field="$")
+    return validate(Benchmark, data, file)
+
+
+def load_benchmark_file(path: Path) -> Benchmark:
+    benchmark = _parse_benchmark(read_json(path), str(path))
+    if not benchmark.tasks:
+        raise InputError("the benchmark has no tasks", file=str(path), field="$.tasks")
+    return benchmark
+
+
+def load_tasks_file(path: Path) -> Benchmark:
+    """``--tasks FILE``: a bare array of tasks or a benchmark object; either way its id is ``custom``."""
+    data = read_json(path)
+    if isinstance(data, list):
+        tasks = validate(list[Task], data, str(path))
+        benchmark = Benchmark(id=CUSTOM_BENCHMARK_ID, name=path.stem, tasks=tasks)
+    else:
+        benchmark = _parse_benchmark(data, str(path)).model_copy(update={"id": CUSTOM_BENCHMARK_ID})
+    if not benchmark.tasks:
+        raise InputError("the task file has no tasks", file=str(path), hint="add at least one task")
+    return benchmark
+
+
+def builtin_benchmark_ids() -> list[str]:
+    folder = resources.files("eval_skills") / "benchmarks"
+    return sorted(entry.name[:-5] for entry in folder.iterdir() if entry.name.endswith(".json"))
+
+
+def resolve_benchmark(ref: str, benchmarks_dirs: list[Path] | None = None) -> Benchmark:
+    """Find a benchmark: a path to a file, an id in one of ``benchmarks_dirs``, or a built-in id."""
+    candidate = Path(ref)
+    if ref.endswith(".json") or candidate.is_file():
+        if not candidate.is_file():
+            raise UnknownBenchmarkError("benchmark file not found", file=ref)
+        return load_benchmark_file(candidate)
+    for folder in benchmarks_dirs or []:
+        for path in (folder / f"{ref}.json", folder / ref / "benchmark.json"):
+            if path.is_file():
+                return load_benchmark_file(path)
+    builtin = resources.files("eval_skills") / "benchmarks" / f"{ref}.json"
+    if builtin.is_file():
+        data = read_json(Path(str(builtin)))
+        return _parse_benchmark(data, f"<built-in {ref}>")
+    known = ", ".join(builtin_benchmark_ids())
+    raise UnknownBenchmarkError(f"unknown benchmark {ref!r}", hint=f"built-in ids: {known}; or pass a path to a "
+                                "benchmark.json, or --benchmarks-dir")

@@ -1,0 +1,127 @@
+"""``skill.json`` and ``adapter.config.json``: the description of a tool skill and how to call it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ..errors import InputError
+from ._load import load_model, read_json, validate
+
+SKILL_FILE = "skill.json"
+ADAPTER_CONFIG_FILE = "adapter.config.json"
+AdapterType = Literal["http", "subprocess", "mcp", "langchain", "custom"]
+
+
+class SkillManifest(BaseModel):
+    """The ``skill.json`` of a tool skill, as the original eval-skills defines it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str = Field(pattern=r"^[a-z0-9_-]+$", min_length=1)
+    name: str = Field(min_length=1)
+    version: str = Field(pattern=r"^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
+    description: str = ""
+    tags: list[str] = Field(default_factory=list)
+    inputSchema: dict[str, Any] | None = None
+    outputSchema: dict[str, Any] | None = None
+    adapterType: AdapterType
+    entrypoint: str = Field(min_length=1)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("entrypoint")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value
+
+
+class AdapterConfig(BaseModel):
+    """``adapter.config.json`` beside ``skill.json``. Unknown keys are refused so no setting is silently ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # subprocess
+    command: str | None = None
+    args: list[str] = Field(default_factory=list)
+    persistent: bool = False
+    # both
+    timeoutMs: int | None = Field(default=None, gt=0)
+    env: dict[str, str] = Field(default_factory=dict)
+    passEnv: list[str] = Field(default_factory=list)
+    # http
+    baseUrl: str | None = None
+    authType: Literal["none", "bearer", "api-key", "apiKey", "api_key"] = "none"
+    authTokenEnvKey: str | None = None
+    authHeader: str = "X-API-Key"
+    headers: dict[str, str] = Field(default_factory=dict)
+    start: str | list[str] | None = None
+    startTimeoutMs: int = Field(default=15000, gt=0)
+    healthPath: str | None = None
+
+
+@dataclass(frozen=True)
+class Skill:
+    """A loaded tool skill: its manifest, the folder it runs in and its adapter settings."""
+
+    manifest: SkillManifest
+    path: Path  # the skill.json file
+    adapter: AdapterConfig
+
+    @property
+    def id(self) -> str:
+        return self.manifest.id
+
+    @property
+    def root(self) -> Path:
+        """The skill's folder: always its working directory."""
+        return self.path.parent
+
+
+def load_skill(path: Path) -> Skill:
+    """Load a skill from a ``skill.json`` file or a folder holding one."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / SKILL_FILE
+        if not path.is_file():
+            raise InputError(f"no {SKILL_FILE} in this folder", file=str(path.parent),
+                             hint="pass a skill.json file or a folder holding one")
+    path = path.resolve()
+    manifest = load_model(SkillManifest, path)
+    config_path = path.parent / ADAPTER_CONFIG_FILE
+    adapter = (validate(AdapterConfig, read_json(config_path), str(config_path))
+               if config_path.is_file() else AdapterConfig())
+    return Skill(manifest=manifest, path=path, adapter=adapter)
+
+
+def find_skill_files(root: Path) -> list[Path]:
+    """Every ``skill.json`` below ``root``, sorted; a folder that is itself a skill counts once."""
+    if (root / SKILL_FILE).is_file():
+        return [root / SKILL_FILE]
+    return sorted(p for p in root.rglob(SKILL_FILE) if p.is_file())
+
+
+def load_skills(paths: list[Path]) -> list[Skill]:
+    """Load skills from files or folders; a folder is searched for ``skill.json``. Duplicate ids are refused."""
+    skills: list[Skill] = []
+    seen: dict[str, Path] = {}
+    for given in paths:
+        given = Path(given)
+        if not given.exists():
+            raise InputError("no such file or folder", file=str(given), hint="check the --skills path")
+        files = find_skill_files(given) if given.is_dir() else [given]
+        if not files:
+            raise InputError(f"no {SKILL_FILE} found below this folder", file=str(given))
+        for file in files:
+            skill = load_skill(file)
+            if skill.id in seen and seen[skill.id] != skill.path:
+                raise InputError(f"skill id {skill.id!r} is also used by {seen[skill.id]}", file=str(file),
+                                 field="$.id", hint="give each skill a distinct id")
+            if skill.id not in seen:
+                seen[skill.id] = skill.path
+                skills.append(skill)
+    return skills

@@ -1,0 +1,74 @@
+"""The records that flow from the runner to scoring, stats, the store and the reports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Status = Literal["pass", "fail", "error", "timeout"]
+
+
+@dataclass(slots=True)
+class Usage:
+    """Token usage of one call, when the skill reported it."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+    def to_json(self) -> dict[str, int]:
+        return {"promptTokens": self.prompt_tokens, "completionTokens": self.completion_tokens,
+                "totalTokens": self.total_tokens}
+
+
+@dataclass(slots=True)
+class Invocation:
+    """What an adapter got back from one successful call."""
+
+    output: Any
+    usage: Usage | None = None
+
+
+@dataclass(slots=True)
+class Score:
+    """A scorer's verdict on one output."""
+
+    value: float
+    passed: bool
+    reason: str = ""
+
+
+@dataclass(slots=True)
+class TaskResult:
+    """One (skill, task, run) item, finished. Failures are results too, with their reason."""
+
+    task_id: str
+    skill_id: str
+    run_id: int  # 1-based
+    status: Status
+    score: float
+    latency_ms: float
+    output: Any = None
+    error: str | None = None
+    scorer_type: str = ""
+    reason: str = ""
+    usage: Usage | None = None
+    attempts: int = 1
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The original tool's TaskResult shape (field names are a compatibility promise)."""
+        return {
+            "taskId": self.task_id,
+            "skillId": self.skill_id,
+            "runId": self.run_id,
+            "status": self.status,
+            "score": self.score,
+            "latencyMs": round(self.latency_ms, 3),
+            "output": self.output,
+            "error": self.error,
+            "scorerType": self.scorer_type,
+            "reason": self.reason,
+            "usage": self.usage.to_json() if self.usage else None,
+            "attempts": self.attempts,
+        }
