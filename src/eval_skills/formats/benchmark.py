@@ -6,7 +6,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from ..errors import InputError, UnknownBenchmarkError
 from ._load import read_json, validate
@@ -65,6 +65,12 @@ class Benchmark(BaseModel):
     maxLatencyMs: int | None = Field(default=None, gt=0)
     metadata: dict[str, Any] = Field(default_factory=dict)
     tasks: list[Task]
+    _source: Path | None = PrivateAttr(default=None)
+
+    @property
+    def source(self) -> Path | None:
+        """The file it was read from (None for a built-in); custom scorer paths are relative to its folder."""
+        return self._source
 
     @model_validator(mode="after")
     def _unique_ids(self) -> Benchmark:
@@ -86,6 +92,7 @@ def load_benchmark_file(path: Path) -> Benchmark:
     benchmark = _parse_benchmark(read_json(path), str(path))
     if not benchmark.tasks:
         raise InputError("the benchmark has no tasks", file=str(path), field="$.tasks")
+    benchmark._source = path.resolve()
     return benchmark
 
 
@@ -99,6 +106,7 @@ def load_tasks_file(path: Path) -> Benchmark:
         benchmark = _parse_benchmark(data, str(path)).model_copy(update={"id": CUSTOM_BENCHMARK_ID})
     if not benchmark.tasks:
         raise InputError("the task file has no tasks", file=str(path), hint="add at least one task")
+    benchmark._source = path.resolve()
     return benchmark
 
 

@@ -1,0 +1,44 @@
+"""Click helpers shared by commands: options that take several values (``--skills a b c``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+
+class GreedyCommand(click.Command):
+    """A command whose options named in ``greedy`` take every following word up to the next option.
+
+    ``--skills a b --format json markdown`` is rewritten to ``--skills a --skills b --format json
+    --format markdown`` before click parses it, so the options are plain ``multiple=True`` options.
+    """
+
+    def __init__(self, *args: Any, greedy: tuple[str, ...] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.greedy = set(greedy)
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        rewritten: list[str] = []
+        current: str | None = None
+        for arg in args:
+            if arg == "--":
+                current = None
+                rewritten.append(arg)
+            elif arg.startswith("-") and arg != "-":
+                name = arg.split("=", 1)[0]
+                if name in self.greedy and "=" not in arg:
+                    current = name
+                    continue
+                current = None
+                rewritten.append(arg)
+            elif current is not None:
+                rewritten.extend([current, arg])
+            else:
+                rewritten.append(arg)
+        return super().parse_args(ctx, rewritten)
+
+
+def split_words(values: tuple[str, ...]) -> list[str]:
+    """``("json,markdown", "html")`` -> ``["json", "markdown", "html"]``."""
+    return [word for value in values for word in value.replace(",", " ").split()]

@@ -1,0 +1,86 @@
+"""Configuration files: ``eval-skills.config.yaml`` (project) and ``~/.eval-skills/config.yaml`` (user).
+
+Priority, highest first: command-line flags, the file named by ``-c``/``--config`` (or the project file in
+the current folder), the user file, built-in defaults. Unknown keys are refused, so a setting never
+silently fails to take effect.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from .errors import InputError
+from .formats._load import validate
+
+PROJECT_CONFIG = "eval-skills.config.yaml"
+
+
+def user_config_path() -> Path:
+    home = os.environ.get("EVAL_SKILLS_HOME")
+    return Path(home) / "config.yaml" if home else Path.home() / ".eval-skills" / "config.yaml"
+
+
+class Config(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    concurrency: int = Field(default=4, ge=1)
+    timeoutMs: int = Field(default=30_000, gt=0)
+    retries: int = Field(default=0, ge=0)
+    runs: int = Field(default=1, ge=1)
+    evaluator: str = "exact"
+    format: list[str] = Field(default_factory=lambda: ["json", "markdown"])
+    outputDir: str = "./reports"
+    store: str = "./eval-skills.db"
+    benchmark: str = "coding-easy"
+    benchmarksDir: str = "./benchmarks"
+    minCompletion: float = Field(default=0.7, ge=0, le=1)
+    llm: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("format", mode="before")
+    @classmethod
+    def _split(cls, value: Any) -> Any:
+        return value.replace(",", " ").split() if isinstance(value, str) else value
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise InputError(f"invalid YAML{where}", file=str(path)) from None
+    except OSError as exc:
+        raise InputError(f"cannot be read ({exc.strerror})", file=str(path)) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise InputError("expected a mapping of settings", file=str(path), field="$")
+    return data
+
+
+def load_config(explicit: Path | None = None, cwd: Path | None = None) -> Config:
+    """Merge the user file and the project (or explicit) file over the defaults, validating each."""
+    merged: dict[str, Any] = {}
+    sources: list[Path] = []
+    user = user_config_path()
+    if user.is_file():
+        sources.append(user)
+    if explicit is not None:
+        if not explicit.is_file():
+            raise InputError("config file not found", file=str(explicit), hint="check -c/--config")
+        sources.append(explicit)
+    else:
+        project = (cwd or Path.cwd()) / PROJECT_CONFIG
+        if project.is_file():
+            sources.append(project)
+    for path in sources:
+        data = _read_yaml(path)
+        validate(Config, data, str(path))  # each file is checked on its own, so errors name the right file
+        merged.update(data)
+    return Config.model_validate(merged)

@@ -1,0 +1,111 @@
+"""The plan of an evaluation: the matrix skills x tasks x runs, validated before anything runs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+from .formats.benchmark import Benchmark, Task
+from .formats.skill import Skill
+from .scoring.scorers import Scorer, ScoringContext, custom_scorer_path, get_scorer, scorer_type_of
+
+__all__ = ["Plan", "PlannedTask", "WorkItem", "build_plan"]
+
+
+@dataclass(slots=True)
+class PlannedTask:
+    """A task with everything resolved once: its scorer, options and per-skill input check."""
+
+    task: Task
+    scorer: Scorer
+    scorer_type: str
+    options: dict[str, Any]
+    timeout_ms: int | None
+
+
+@dataclass(slots=True)
+class WorkItem:
+    skill: Skill
+    planned: PlannedTask
+    run_id: int
+    input_problem: str | None = None  # inputData does not match the skill's inputSchema
+
+
+@dataclass
+class Plan:
+    skills: list[Skill]
+    benchmark: Benchmark
+    tasks: list[PlannedTask]
+    runs: int
+    scoring: ScoringContext = field(default_factory=ScoringContext)
+    input_problems: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        return len(self.skills) * len(self.tasks) * self.runs
+
+    def items(self) -> Iterator[WorkItem]:
+        """Run by run, so an interrupted evaluation has whole runs first."""
+        for run_id in range(1, self.runs + 1):
+            for skill in self.skills:
+                for planned in self.tasks:
+                    problem = self.input_problems.get((skill.id, planned.task.id))
+                    yield WorkItem(skill, planned, run_id, problem)
+
+
+def _input_problems(skills: list[Skill], tasks: list[Task]) -> dict[tuple[str, str], str]:
+    """Tasks whose inputData does not fit a skill's inputSchema: each becomes a task error, not a stop."""
+    problems: dict[tuple[str, str], str] = {}
+    schemas = [(s, s.manifest.inputSchema) for s in skills if s.manifest.inputSchema]
+    if not schemas:
+        return problems
+    import jsonschema
+
+    for skill, schema in schemas:
+        cls = jsonschema.validators.validator_for(schema)
+        try:
+            cls.check_schema(schema)
+        except jsonschema.SchemaError as exc:
+            raise InputError(f"invalid JSON Schema: {exc.message}", file=str(skill.path),
+                             field="$.inputSchema") from None
+        validator = cls(schema)
+        for task in tasks:
+            if task.inputData is None:
+                continue
+            error = jsonschema.exceptions.best_match(validator.iter_errors(task.inputData))
+            if error is not None:
+                where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+                problems[(skill.id, task.id)] = (
+                    f"inputData does not match the skill's inputSchema at {where}: {error.message}")
+    return problems
+
+
+def build_plan(skills: list[Skill], benchmark: Benchmark, *, runs: int, default_evaluator: str,
+               base_dir: Path | None = None, benchmark_file: str | None = None) -> Plan:
+    """Resolve every task's scorer and check inputs; any problem with the files raises InputError now."""
+    if not skills:
+        raise InputError("no skills to evaluate", hint="pass --skills with a skill.json or a folder")
+    where = benchmark_file or f"benchmark {benchmark.id}"
+    get_scorer(default_evaluator)
+    planned: list[PlannedTask] = []
+    for index, task in enumerate(benchmark.tasks):
+        kind = scorer_type_of(task, default_evaluator)
+        try:
+            scorer = get_scorer(kind)
+        except InputError as exc:
+            raise type(exc)(exc.problem, file=where, field=f"$.tasks[{index}].evaluator.type",
+                            hint=exc.hint) from None
+        if scorer.name == "custom":
+            try:
+                custom_scorer_path(task, base_dir)
+            except InputError as exc:
+                raise InputError(exc.problem, file=where, field=f"$.tasks[{index}].expectedOutput.customScorerPath",
+                                 hint=exc.hint) from None
+        options = task.evaluator.options() if task.evaluator else {}
+        planned.append(PlannedTask(task, scorer, scorer.name, options, task.timeoutMs))
+    return Plan(skills=skills, benchmark=benchmark, tasks=planned, runs=runs,
+                scoring=ScoringContext(base_dir=base_dir),
+                input_problems=_input_problems(skills, benchmark.tasks))

@@ -1,0 +1,150 @@
+"""The async scheduler: runs a plan's items with bounded concurrency, timeouts, retries and cancellation.
+
+It knows nothing of reports or storage: each finished item is handed to ``on_result`` as it finishes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .adapters.base import Adapter
+from .errors import EvalSkillsError, InputError, SkillError
+from .formats.skill import Skill
+from .plan import Plan, WorkItem
+from .results import TaskResult
+
+__all__ = ["RunSettings", "RunOutcome", "execute"]
+
+AdapterFactory = Callable[[Skill], Adapter]
+ResultCallback = Callable[[TaskResult], None]
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    concurrency: int = 4
+    timeout_ms: int = 30_000
+    retries: int = 0
+    backoff_ms: int = 500  # wait backoff_ms * attempt before retry number `attempt`
+
+
+@dataclass
+class RunOutcome:
+    results: list[TaskResult] = field(default_factory=list)
+    interrupted: bool = False
+
+
+async def _start_adapters(plan: Plan, factory: AdapterFactory) -> tuple[dict[str, Adapter], dict[str, str]]:
+    """Create every adapter first (config errors stop the run before any task), then start them.
+
+    A skill whose adapter cannot start is not a crash: its tasks become errors with that reason.
+    """
+    adapters = {skill.id: factory(skill) for skill in plan.skills}
+    failures: dict[str, str] = {}
+
+    async def start(skill_id: str, adapter: Adapter) -> None:
+        try:
+            await adapter.start()
+        except SkillError as exc:
+            failures[skill_id] = f"skill did not start: {exc}"
+
+    results = await asyncio.gather(*(start(k, a) for k, a in adapters.items()), return_exceptions=True)
+    for outcome in results:
+        if isinstance(outcome, BaseException):
+            await asyncio.gather(*(a.close() for a in adapters.values()), return_exceptions=True)
+            raise outcome
+    return adapters, failures
+
+
+async def _run_item(item: WorkItem, adapter: Adapter, plan: Plan, settings: RunSettings) -> TaskResult:
+    planned = item.planned
+    task = planned.task
+    base = TaskResult(task.id, item.skill.id, item.run_id, "error", 0.0, 0.0, scorer_type=planned.scorer_type)
+    if item.input_problem:
+        base.error = base.reason = item.input_problem
+        return base
+    timeout_ms = planned.timeout_ms or item.skill.adapter.timeoutMs or settings.timeout_ms
+    timeout_s = timeout_ms / 1000
+    attempt = 0
+    while True:
+        attempt += 1
+        started = time.perf_counter()
+        try:
+            invocation = await adapter.invoke(task.inputData, timeout_s)
+        except SkillError as exc:
+            base.latency_ms = (time.perf_counter() - started) * 1000
+            base.status = exc.status  # type: ignore[assignment]
+            base.error = base.reason = str(exc) or type(exc).__name__
+            base.attempts = attempt
+            if exc.retryable and attempt <= settings.retries:
+                await asyncio.sleep(settings.backoff_ms * attempt / 1000)
+                continue
+            return base
+        base.latency_ms = (time.perf_counter() - started) * 1000
+        base.attempts = attempt
+        break
+    base.output = invocation.output
+    base.usage = invocation.usage
+    try:
+        score = planned.scorer(invocation.output, task, planned.options, plan.scoring)
+    except EvalSkillsError as exc:
+        base.status = "error"
+        base.error = base.reason = f"scorer {planned.scorer_type} failed: {exc}"
+        return base
+    base.status = "pass" if score.passed else "fail"
+    base.score = score.value
+    base.reason = score.reason
+    return base
+
+
+async def execute(plan: Plan, settings: RunSettings, factory: AdapterFactory, *,
+                  on_result: ResultCallback | None = None, stop: asyncio.Event | None = None) -> RunOutcome:
+    """Run every item of the plan. Setting ``stop`` stops scheduling, cancels what is in flight and returns
+    what finished with ``interrupted=True``. Adapters are always closed."""
+    if settings.concurrency < 1:
+        raise InputError("concurrency must be at least 1", field="--concurrency")
+    outcome = RunOutcome()
+    adapters, failures = await _start_adapters(plan, factory)
+    items = plan.items()
+
+    def record(result: TaskResult) -> None:
+        outcome.results.append(result)
+        if on_result is not None:
+            on_result(result)
+
+    async def worker() -> None:
+        for item in items:  # a shared iterator: each item is taken by exactly one worker
+            failure = failures.get(item.skill.id)
+            if failure is not None:
+                planned = item.planned
+                record(TaskResult(planned.task.id, item.skill.id, item.run_id, "error", 0.0, 0.0,
+                                  error=failure, reason=failure, scorer_type=planned.scorer_type))
+                continue
+            record(await _run_item(item, adapters[item.skill.id], plan, settings))
+
+    workers = [asyncio.create_task(worker()) for _ in range(min(settings.concurrency, max(plan.total, 1)))]
+    try:
+        if stop is None:
+            await asyncio.gather(*workers)
+        else:
+            stopper = asyncio.create_task(stop.wait())
+            done_all = asyncio.gather(*workers)
+            await asyncio.wait({stopper, done_all}, return_when=asyncio.FIRST_COMPLETED)
+            if not done_all.done():
+                outcome.interrupted = True
+                for w in workers:
+                    w.cancel()
+                await asyncio.gather(done_all, return_exceptions=True)
+            else:
+                stopper.cancel()
+                done_all.result()
+    except asyncio.CancelledError:
+        outcome.interrupted = True
+        for w in workers:
+            w.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+    finally:
+        await asyncio.gather(*(a.close() for a in adapters.values()), return_exceptions=True)
+    return outcome

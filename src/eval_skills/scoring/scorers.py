@@ -1,0 +1,255 @@
+"""Scorers for tool-skill tasks: pure functions of (output, task) registered by name.
+
+A scorer is registered with :func:`scorer`; later scorers (``llm_judge``) register the same way and the
+runner never changes. Each returns a :class:`~eval_skills.results.Score`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError, ScorerError, UnknownScorerError
+from ..formats.benchmark import Task
+from ..results import Score
+
+__all__ = ["SCORERS", "ScoringContext", "Scorer", "answer_of", "as_text", "get_scorer", "scorer",
+           "scorer_type_of"]
+
+
+@dataclass
+class ScoringContext:
+    """What a scorer may need beyond the task: the folder the task file came from (for custom scorers)."""
+
+    base_dir: Path | None = None
+    _cache: dict[Any, Any] = field(default_factory=dict)
+
+
+ScoreFn = Callable[[Any, Task, dict[str, Any], ScoringContext], Score]
+
+
+@dataclass(frozen=True)
+class Scorer:
+    name: str
+    fn: ScoreFn
+    aliases: tuple[str, ...] = ()
+
+    def __call__(self, output: Any, task: Task, options: dict[str, Any], ctx: ScoringContext) -> Score:
+        return self.fn(output, task, options, ctx)
+
+
+SCORERS: dict[str, Scorer] = {}
+
+
+def scorer(name: str, *aliases: str) -> Callable[[ScoreFn], ScoreFn]:
+    """Register a scorer under ``name`` and its aliases."""
+
+    def register(fn: ScoreFn) -> ScoreFn:
+        entry = Scorer(name, fn, aliases)
+        for key in (name, *aliases):
+            SCORERS[key] = entry
+        return fn
+
+    return register
+
+
+def get_scorer(name: str) -> Scorer:
+    try:
+        return SCORERS[name]
+    except KeyError:
+        known = ", ".join(sorted(SCORERS))
+        raise UnknownScorerError(f"unknown scorer type {name!r}", hint=f"known types: {known}") from None
+
+
+def scorer_type_of(task: Task, default: str) -> str:
+    """The task's evaluator type, else its expectedOutput type, else the run's default."""
+    if task.evaluator is not None:
+        return task.evaluator.type
+    return task.expectedOutput.type or default
+
+
+ANSWER_KEYS = ("result", "output", "answer")
+
+
+def answer_of(output: Any) -> Any:
+    """The answer inside an output: its ``result``, ``output`` or ``answer`` key, else the whole output."""
+    if isinstance(output, dict):
+        for key in ANSWER_KEYS:
+            if key in output:
+                return output[key]
+    return output
+
+
+def as_text(value: Any) -> str:
+    """A value as the text a user would compare: strings as they are, other values as compact JSON."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _short(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@scorer("exact", "exact_match")
+def exact(output: Any, task: Task, options: dict[str, Any], ctx: ScoringContext) -> Score:
+    got = as_text(answer_of(output)).strip()
+    want = as_text(task.expectedOutput.value).strip()
+    same = got == want if options.get("caseSensitive", True) else got.casefold() == want.casefold()
+    if same:
+        return Score(1.0, True, "exact match")
+    return Score(0.0, False, f"expected {_short(want)!r}, got {_short(got)!r}")
+
+
+def _keywords(task: Task) -> list[str]:
+    expected = task.expectedOutput
+    if expected.keywords is not None:
+        return expected.keywords
+    if isinstance(expected.value, list):
+        return [as_text(v) for v in expected.value]
+    if expected.value is not None:
+        return [as_text(expected.value)]
+    return []
+
+
+@scorer("contains")
+def contains(output: Any, task: Task, options: dict[str, Any], ctx: ScoringContext) -> Score:
+    keywords = _keywords(task)
+    if not keywords:
+        raise ScorerError(f"task {task.id!r}: contains needs expectedOutput.keywords or value")
+    text = as_text(answer_of(output))
+    case_sensitive = options.get("caseSensitive", False)
+    haystack = text if case_sensitive else text.casefold()
+    missing = [k for k in keywords if (k if case_sensitive else k.casefold()) not in haystack]
+    value = (len(keywords) - len(missing)) / len(keywords)
+    passed = value >= float(options.get("passThreshold", 1.0))
+    reason = "all keywords found" if not missing else "missing: " + ", ".join(repr(k) for k in missing)
+    return Score(value, passed, reason)
+
+
+_FLAG_LETTERS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE, "a": re.ASCII}
+
+
+def regex_flags(flags: Any) -> int:
+    """Regex flags from letters (``"im"``) or names (``["IGNORECASE"]``)."""
+    if not flags:
+        return 0
+    result = 0
+    names = [flags] if isinstance(flags, str) else list(flags)
+    for name in names:
+        if isinstance(name, str) and name.upper() in re.RegexFlag.__members__ and len(name) > 1:
+            result |= re.RegexFlag[name.upper()]
+            continue
+        for letter in str(name).lower():
+            if letter not in _FLAG_LETTERS:
+                raise ScorerError(f"unknown regex flag {letter!r} (use i, m, s, x, a or flag names)")
+            result |= _FLAG_LETTERS[letter]
+    return result
+
+
+@scorer("regex")
+def regex(output: Any, task: Task, options: dict[str, Any], ctx: ScoringContext) -> Score:
+    pattern = task.expectedOutput.pattern or task.expectedOutput.value
+    if not isinstance(pattern, str):
+        raise ScorerError(f"task {task.id!r}: regex needs expectedOutput.pattern")
+    flags = regex_flags(options.get("flags") or (task.expectedOutput.model_extra or {}).get("flags"))
+    try:
+        compiled = re.compile(pattern, flags)
+    except re.error as exc:
+        raise ScorerError(f"task {task.id!r}: invalid regex {pattern!r}: {exc}") from None
+    text = as_text(answer_of(output))
+    match = compiled.search(text)
+    if match:
+        return Score(1.0, True, f"matched {_short(match.group(0))!r} at offset {match.start()}")
+    return Score(0.0, False, f"no match for /{_short(pattern)}/")
+
+
+@scorer("json_schema", "schema")
+def json_schema(output: Any, task: Task, options: dict[str, Any], ctx: ScoringContext) -> Score:
+    import jsonschema
+
+    schema = task.expectedOutput.schema_ or task.expectedOutput.value
+    if not isinstance(schema, dict):
+        raise ScorerError(f"task {task.id!r}: json_schema needs expectedOutput.schema")
+    key = ("schema", json.dumps(schema, sort_keys=True))
+    validator = ctx._cache.get(key)
+    if validator is None:
+        cls = jsonschema.validators.validator_for(schema)
+        try:
+            cls.check_schema(schema)
+        except jsonschema.SchemaError as exc:
+            raise ScorerError(f"task {task.id!r}: invalid JSON Schema: {exc.message}") from None
+        validator = ctx._cache[key] = cls(schema)
+    value = output
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            return Score(0.0, False, "output is a string that is not JSON")
+    error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+    if error is None:
+        return Score(1.0, True, "output matches the schema")
+    where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+    return Score(0.0, False, f"{where}: {_short(error.message, 160)}")
+
+
+def _load_custom(path: Path, ctx: ScoringContext) -> Callable[..., Any]:
+    key = ("custom", path)
+    fn = ctx._cache.get(key)
+    if fn is None:
+        spec = importlib.util.spec_from_file_location(f"eval_skills_custom_{abs(hash(path))}", path)
+        if spec is None or spec.loader is None:
+            raise ScorerError(f"cannot load custom scorer {path}")
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:
+            raise ScorerError(f"custom scorer {path.name} failed to load: {type(exc).__name__}: {exc}") from None
+        fn = getattr(module, "score", None)
+        if not callable(fn):
+            raise ScorerError(f"custom scorer {path.name} has no score(output, expected, task) function")
+        ctx._cache[key] = fn
+    return fn  # type: ignore[no-any-return]
+
+
+def custom_scorer_path(task: Task, base_dir: Path | None) -> Path:
+    """The custom scorer file of a task, which must stay inside the task file's folder."""
+    raw = task.expectedOutput.customScorerPath
+    if not raw:
+        raise InputError("custom scorer needs expectedOutput.customScorerPath", field=f"task {task.id}")
+    base = (base_dir or Path.cwd()).resolve()
+    path = (base / raw).resolve()
+    if not path.is_relative_to(base):
+        raise InputError(f"customScorerPath {raw!r} leaves the benchmark's folder", field=f"task {task.id}",
+                         hint="keep custom scorers beside the benchmark file")
+    if not path.is_file():
+        raise InputError(f"custom scorer file not found: {path}", field=f"task {task.id}")
+    return path
+
+
+@scorer("custom")
+def custom(output: Any, task: Task, options: dict[str, Any], ctx: ScoringContext) -> Score:
+    fn = _load_custom(custom_scorer_path(task, ctx.base_dir), ctx)
+    expected = task.expectedOutput.model_dump(by_alias=True, exclude_none=True)
+    try:
+        verdict = fn(output, expected, task.model_dump(by_alias=True))
+    except Exception as exc:
+        raise ScorerError(f"custom scorer raised {type(exc).__name__}: {exc}") from None
+    if isinstance(verdict, bool):
+        return Score(1.0 if verdict else 0.0, verdict, "custom scorer")
+    if isinstance(verdict, int | float):
+        value = max(0.0, min(1.0, float(verdict)))
+        return Score(value, value >= float(options.get("passThreshold", 1.0)), "custom scorer")
+    if isinstance(verdict, dict) and "score" in verdict:
+        value = max(0.0, min(1.0, float(verdict["score"])))
+        passed = bool(verdict.get("passed", value >= float(options.get("passThreshold", 1.0))))
+        return Score(value, passed, str(verdict.get("reason", "custom scorer")))
+    raise ScorerError(f"custom scorer returned {type(verdict).__name__}; expected bool, number or "
+                      "{score, passed, reason}")

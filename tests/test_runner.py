@@ -1,0 +1,215 @@
+"""The scheduler with the in-process FakeAdapter: concurrency, timeouts, retries, cancellation."""
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from eval_skills.adapters.fake import FakeAdapter
+from eval_skills.errors import SkillCrashed, SkillRpcError
+from eval_skills.formats.benchmark import Benchmark
+from eval_skills.formats.skill import load_skill
+from eval_skills.plan import build_plan
+from eval_skills.results import Invocation, Usage
+from eval_skills.runner import RunSettings, execute
+
+
+def make_skill(tmp_path: Path, skill_id="echo", input_schema=None):
+    folder = tmp_path / skill_id
+    folder.mkdir()
+    manifest = {"id": skill_id, "name": skill_id, "version": "1.0.0", "adapterType": "custom",
+                "entrypoint": "in-process"}
+    if input_schema:
+        manifest["inputSchema"] = input_schema
+    (folder / "skill.json").write_text(json.dumps(manifest))
+    return load_skill(folder)
+
+
+def bench(n=5, **task_extra):
+    return Benchmark.model_validate({"id": "b", "tasks": [
+        {"id": f"t{i}", "inputData": {"x": str(i)}, "expectedOutput": {"type": "exact", "value": str(i)},
+         **task_extra} for i in range(n)]})
+
+
+def run(plan, responder, **settings):
+    adapters = {}
+
+    def factory(skill):
+        adapters[skill.id] = FakeAdapter(responder)
+        return adapters[skill.id]
+
+    outcome = asyncio.run(execute(plan, RunSettings(**settings), factory))
+    return outcome, adapters
+
+
+def test_every_item_runs_once_and_is_scored(tmp_path):
+    plan = build_plan([make_skill(tmp_path)], bench(6), runs=2, default_evaluator="exact")
+    outcome, adapters = run(plan, lambda inp: {"result": inp["x"] if inp["x"] != "3" else "wrong"})
+    assert len(outcome.results) == 12
+    assert sorted((r.run_id, r.task_id) for r in outcome.results) == sorted(
+        (run_id, f"t{i}") for run_id in (1, 2) for i in range(6))
+    failed = [r for r in outcome.results if r.status == "fail"]
+    assert {r.task_id for r in failed} == {"t3"} and len(failed) == 2
+    assert adapters["echo"].started and adapters["echo"].closed
+
+
+def test_concurrency_is_bounded(tmp_path):
+    plan = build_plan([make_skill(tmp_path)], bench(20), runs=1, default_evaluator="exact")
+    live = 0
+    peak = 0
+
+    async def responder(inp):
+        nonlocal live, peak
+        live += 1
+        peak = max(peak, live)
+        await asyncio.sleep(0.01)
+        live -= 1
+        return {"result": inp["x"]}
+
+    outcome, _ = run(plan, responder, concurrency=3)
+    assert peak == 3
+    assert all(r.status == "pass" for r in outcome.results)
+
+
+def test_timeout_is_a_timeout_not_an_error_and_task_timeout_wins(tmp_path):
+    b = Benchmark.model_validate({"id": "b", "tasks": [
+        {"id": "slow", "inputData": {"x": "1"}, "expectedOutput": {"value": "1"}, "timeoutMs": 50},
+        {"id": "fast", "inputData": {"x": "2"}, "expectedOutput": {"value": "2"}}]})
+    plan = build_plan([make_skill(tmp_path)], b, runs=1, default_evaluator="exact")
+
+    async def responder(inp):
+        if inp["x"] == "1":
+            await asyncio.sleep(5)
+        return {"result": inp["x"]}
+
+    outcome, _ = run(plan, responder, timeout_ms=3000)
+    by_id = {r.task_id: r for r in outcome.results}
+    assert by_id["slow"].status == "timeout" and by_id["slow"].latency_ms < 2000
+    assert by_id["fast"].status == "pass"
+
+
+def test_retries_apply_to_errors_but_not_to_rpc_errors(tmp_path):
+    plan = build_plan([make_skill(tmp_path)], bench(2), runs=1, default_evaluator="exact")
+    calls = {"t0": 0, "t1": 0}
+
+    def responder(inp):
+        key = f"t{inp['x']}"
+        calls[key] += 1
+        if key == "t0" and calls[key] < 3:
+            raise SkillCrashed("flaky")
+        if key == "t1":
+            raise SkillRpcError("no such operation", code=-32601)
+        return {"result": inp["x"]}
+
+    outcome, _ = run(plan, responder, retries=2, backoff_ms=1)
+    by_id = {r.task_id: r for r in outcome.results}
+    assert by_id["t0"].status == "pass" and by_id["t0"].attempts == 3
+    assert by_id["t1"].status == "error" and by_id["t1"].attempts == 1 and calls["t1"] == 1
+    assert "no such operation" in by_id["t1"].error
+
+
+def test_retries_exhausted_keep_the_last_error(tmp_path):
+    plan = build_plan([make_skill(tmp_path)], bench(1), runs=1, default_evaluator="exact")
+
+    def responder(inp):
+        raise SkillCrashed("always broken")
+
+    outcome, _ = run(plan, responder, retries=1, backoff_ms=1)
+    (result,) = outcome.results
+    assert result.status == "error" and result.attempts == 2 and result.error == "always broken"
+
+
+def test_input_schema_mismatch_is_a_task_error_and_other_tasks_run(tmp_path):
+    schema = {"type": "object", "properties": {"x": {"type": "string", "maxLength": 1}}, "required": ["x"]}
+    b = Benchmark.model_validate({"id": "b", "tasks": [
+        {"id": "ok", "inputData": {"x": "1"}, "expectedOutput": {"value": "1"}},
+        {"id": "bad", "inputData": {"x": "12"}, "expectedOutput": {"value": "12"}}]})
+    plan = build_plan([make_skill(tmp_path, input_schema=schema)], b, runs=1, default_evaluator="exact")
+    outcome, adapters = run(plan, lambda inp: {"result": inp["x"]})
+    by_id = {r.task_id: r for r in outcome.results}
+    assert by_id["ok"].status == "pass"
+    assert by_id["bad"].status == "error" and "inputSchema" in by_id["bad"].error
+    assert adapters["echo"].calls == [{"x": "1"}]
+
+
+def test_a_scorer_that_raises_is_a_task_error(tmp_path):
+    (tmp_path / "bad_scorer.py").write_text("def score(o, e, t):\n    raise RuntimeError('scorer bug')\n")
+    b = Benchmark.model_validate({"id": "b", "tasks": [
+        {"id": "c", "inputData": {}, "expectedOutput": {"customScorerPath": "bad_scorer.py"},
+         "evaluator": {"type": "custom"}},
+        {"id": "e", "inputData": {"x": "1"}, "expectedOutput": {"value": "1"}}]})
+    plan = build_plan([make_skill(tmp_path)], b, runs=1, default_evaluator="exact", base_dir=tmp_path)
+    outcome, _ = run(plan, lambda inp: {"result": inp.get("x")})
+    by_id = {r.task_id: r for r in outcome.results}
+    assert by_id["c"].status == "error" and "scorer bug" in by_id["c"].error
+    assert by_id["e"].status == "pass"
+
+
+def test_usage_is_carried_to_the_result(tmp_path):
+    plan = build_plan([make_skill(tmp_path)], bench(1), runs=1, default_evaluator="exact")
+    outcome, _ = run(plan, lambda inp: Invocation({"result": "0"}, Usage(3, 4, 7)))
+    assert outcome.results[0].usage == Usage(3, 4, 7)
+
+
+def test_stop_event_keeps_what_finished(tmp_path):
+    plan = build_plan([make_skill(tmp_path)], bench(50), runs=1, default_evaluator="exact")
+    finished = []
+
+    async def main():
+        stop = asyncio.Event()
+
+        async def responder(inp):
+            if len(finished) >= 5:
+                stop.set()
+            await asyncio.sleep(0.005)
+            return {"result": inp["x"]}
+
+        adapter = FakeAdapter(responder)
+        outcome = await execute(plan, RunSettings(concurrency=2), lambda s: adapter,
+                                on_result=finished.append, stop=stop)
+        return outcome, adapter
+
+    outcome, adapter = asyncio.run(main())
+    assert outcome.interrupted
+    assert 5 <= len(outcome.results) < 50
+    assert outcome.results == finished
+    assert adapter.closed
+
+
+def test_adapter_that_cannot_start_turns_its_tasks_into_errors(tmp_path):
+    plan = build_plan([make_skill(tmp_path, "a"), make_skill(tmp_path, "b")], bench(2), runs=1,
+                      default_evaluator="exact")
+
+    class Broken(FakeAdapter):
+        async def start(self):
+            raise SkillCrashed("server exited with code 3")
+
+    def factory(skill):
+        return Broken(lambda i: None) if skill.id == "a" else FakeAdapter(lambda i: {"result": i["x"]})
+
+    outcome = asyncio.run(execute(plan, RunSettings(), factory))
+    status = {(r.skill_id, r.task_id): (r.status, r.error) for r in outcome.results}
+    assert status[("a", "t0")][0] == "error" and "code 3" in status[("a", "t0")][1]
+    assert status[("b", "t0")] == ("pass", None)
+
+
+def test_unknown_scorer_in_a_task_names_the_task_field(tmp_path):
+    from eval_skills.errors import UnknownScorerError
+
+    b = Benchmark.model_validate({"id": "b", "tasks": [{"id": "x", "evaluator": {"type": "fuzzy"}}]})
+    with pytest.raises(UnknownScorerError) as info:
+        build_plan([make_skill(tmp_path)], b, runs=1, default_evaluator="exact", benchmark_file="bench.json")
+    assert "bench.json: $.tasks[0].evaluator.type" in info.value.line()
+
+
+def test_custom_scorer_path_may_not_leave_the_benchmark_folder(tmp_path):
+    from eval_skills.errors import InputError
+
+    inner = tmp_path / "inner"
+    inner.mkdir()
+    (tmp_path / "evil.py").write_text("def score(o, e, t): return True\n")
+    b = Benchmark.model_validate({"id": "b", "tasks": [
+        {"id": "x", "evaluator": {"type": "custom"}, "expectedOutput": {"customScorerPath": "../evil.py"}}]})
+    with pytest.raises(InputError, match="leaves the benchmark"):
+        build_plan([make_skill(tmp_path)], b, runs=1, default_evaluator="exact", base_dir=inner)
