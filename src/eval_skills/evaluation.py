@@ -55,8 +55,10 @@ async def evaluate(plan: Plan, settings: RunSettings, *, store_path: Path | None
     from .store import Store
 
     started = timestamp_now()
+    # Build every adapter before anything is written: a configuration error stops the run with nothing stored.
+    adapters = {skill.id: factory(skill) for skill in plan.skills}
     store = Store.open(store_path) if store_path is not None else None
-    evaluation_id: str | None = None
+    evaluation_id = ""
     try:
         if store is not None:
             evaluation_id = store.begin_evaluation(
@@ -65,11 +67,17 @@ async def evaluate(plan: Plan, settings: RunSettings, *, store_path: Path | None
 
         def finished(result: TaskResult) -> None:
             if store is not None:
-                store.add_result(evaluation_id, result)  # type: ignore[arg-type]
+                store.add_result(evaluation_id, result)
             if on_result is not None:
                 on_result(result)
 
-        outcome = await execute(plan, settings, factory, on_result=finished, stop=stop)
+        try:
+            outcome = await execute(plan, settings, lambda skill: adapters[skill.id], on_result=finished,
+                                    stop=stop)
+        except BaseException:
+            if store is not None:
+                store.finish_evaluation(evaluation_id, status="failed", reports=[])
+            raise
         reports = build_reports(plan, outcome.results, timestamp=started, default_timeout_ms=settings.timeout_ms,
                                 interrupted=outcome.interrupted)
         if store is not None:
@@ -83,4 +91,4 @@ async def evaluate(plan: Plan, settings: RunSettings, *, store_path: Path | None
         from .reports import write_reports
 
         files = write_reports(reports, formats, output_dir)
-    return EvaluationOutcome(reports, outcome.results, outcome.interrupted, evaluation_id, files)
+    return EvaluationOutcome(reports, outcome.results, outcome.interrupted, evaluation_id or None, files)

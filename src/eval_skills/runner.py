@@ -9,6 +9,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from .adapters.base import Adapter
 from .errors import EvalSkillsError, InputError, SkillError
@@ -129,9 +130,9 @@ async def execute(plan: Plan, settings: RunSettings, factory: AdapterFactory, *,
         if stop is None:
             await asyncio.gather(*workers)
         else:
-            stopper = asyncio.create_task(stop.wait())
-            done_all = asyncio.gather(*workers)
-            await asyncio.wait({stopper, done_all}, return_when=asyncio.FIRST_COMPLETED)
+            stopper: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
+            done_all: asyncio.Future[Any] = asyncio.gather(*workers)
+            await asyncio.wait([stopper, done_all], return_when=asyncio.FIRST_COMPLETED)
             if not done_all.done():
                 outcome.interrupted = True
                 for w in workers:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import sys
 from typing import Any
 
 import click
@@ -36,6 +35,18 @@ class LazyGroup(click.Group):
         command: click.Command = getattr(module, attr)
         return command
 
+    def invoke(self, ctx: click.Context) -> Any:
+        """Domain errors become one line on stderr and exit code 2 (``EVAL_SKILLS_DEBUG=1``: the traceback)."""
+        from ..errors import EvalSkillsError, InputError
+
+        try:
+            return super().invoke(ctx)
+        except EvalSkillsError as exc:
+            if os.environ.get("EVAL_SKILLS_DEBUG"):
+                raise
+            click.echo(f"error: {exc.line() if isinstance(exc, InputError) else exc}", err=True)
+            ctx.exit(EXIT_USAGE)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
         with formatter.section("Commands"):
@@ -53,18 +64,5 @@ def cli() -> None:
 
 
 def main(argv: list[str] | None = None) -> Any:
-    """Console entry point: domain errors become one line on stderr and exit code 2."""
-    from ..errors import EvalSkillsError, InputError
-
-    try:
-        return cli.main(args=argv, prog_name="eval-skills", standalone_mode=True)
-    except InputError as exc:
-        if os.environ.get("EVAL_SKILLS_DEBUG"):
-            raise
-        click.echo(f"error: {exc.line()}", err=True)
-        sys.exit(EXIT_USAGE)
-    except EvalSkillsError as exc:
-        if os.environ.get("EVAL_SKILLS_DEBUG"):
-            raise
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
+    """Console entry point."""
+    return cli.main(args=argv, prog_name="eval-skills")

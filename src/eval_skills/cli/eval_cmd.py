@@ -50,7 +50,7 @@ def _summary_table(reports: list[dict[str, Any]]) -> Any:
     table = Table(title="eval-skills results", title_justify="left")
     for col in ("skill", "version", "completion", "partial", "errors", "consistency", "p50 ms", "p95 ms",
                 "composite"):
-        table.add_column(col, justify="left" if col in ("skill", "version") else "right")
+        table.add_column(col, justify="left" if col in ("skill", "version") else "right", no_wrap=True)
     for r in reports:
         s, lat = r["summary"], r["latency"]
         cons = "n/a" if s["consistencyScore"] is None else f"{s['consistencyScore']:.4f}"
@@ -75,7 +75,8 @@ def _summary_table(reports: list[dict[str, Any]]) -> Any:
 @click.option("--runs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Repeat the benchmark N times (consistency needs 2 or more).")
 @click.option("--evaluator", default="exact", show_default=True, help="Default scorer type.")
-@click.option("--format", "formats", multiple=True, help="Report formats: json markdown html csv [default: json markdown].")
+@click.option("--format", "formats", multiple=True,
+              help="Report formats: json markdown html csv [default: json markdown].")
 @click.option("--output-dir", type=click.Path(path_type=Path), default=Path("./reports"), show_default=True)
 @click.option("--exit-on-fail", is_flag=True, help="Exit 1 when a skill's completion rate is below --min-completion.")
 @click.option("--min-completion", type=click.FloatRange(0, 1), default=0.7, show_default=True)
@@ -120,7 +121,7 @@ def eval_command(ctx: click.Context, **params: Any) -> None:
     else:
         from rich.console import Console
 
-        console = Console()
+        console = Console() if sys.stdout.isatty() else Console(width=200)
         console.print(_summary_table(outcome.reports))
         for path in outcome.report_files:
             console.print(f"report: {path}", highlight=False)

@@ -57,7 +57,7 @@ def validation_error(exc: ValidationError, file: str, prefix: tuple[int | str, .
 def validate(model: type[M], data: Any, file: str, prefix: tuple[int | str, ...] = ()) -> M:
     try:
         if isinstance(model, type) and issubclass(model, BaseModel):
-            return model.model_validate(data)  # type: ignore[return-value]
+            return model.model_validate(data)
         return TypeAdapter(model).validate_python(data)
     except ValidationError as exc:
         raise validation_error(exc, file, prefix) from None

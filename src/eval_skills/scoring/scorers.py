@@ -216,7 +216,7 @@ def _load_custom(path: Path, ctx: ScoringContext) -> Callable[..., Any]:
         if not callable(fn):
             raise ScorerError(f"custom scorer {path.name} has no score(output, expected, task) function")
         ctx._cache[key] = fn
-    return fn  # type: ignore[no-any-return]
+    return fn
 
 
 def custom_scorer_path(task: Task, base_dir: Path | None) -> Path:

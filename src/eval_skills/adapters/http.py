@@ -1,0 +1,275 @@
+"""The HTTP adapter: ``POST`` a task to a skill's endpoint, the JSON reply is the output.
+
+The request body is ``{"skillId", "version", "input"}``. The URL is the manifest's ``entrypoint`` when
+it is a full URL, else ``baseUrl`` (``adapter.config.json``) joined with the entrypoint path.
+
+Failures: a status >= 400 is :class:`SkillHttpError` (with the status and the start of the body); a
+reply that is not JSON is :class:`SkillProtocolError`; a connection failure is :class:`SkillHttpError`;
+no complete reply within the task's timeout is :class:`SkillTimeout`.
+
+Auth: ``authType`` ``bearer`` sends ``Authorization: Bearer <token>``; ``api-key`` (also ``apiKey``,
+``api_key``) sends the token in the header ``authHeader`` (default ``X-API-Key``). The token is read
+from the caller's environment variable named by ``authTokenEnvKey`` when the adapter starts. It is
+never put in a message or repr: a reply body that echoes it is redacted before it is quoted or parsed.
+
+Token usage (``Invocation.usage``) comes from a ``usage`` object in the JSON reply, in any spelling
+:func:`._process.parse_usage` accepts, or else from the response headers ``x-usage-prompt-tokens``,
+``x-usage-completion-tokens`` and ``x-usage-total-tokens`` (a missing total is the sum of the others).
+
+``start`` (a command string or list) launches the skill's server when the adapter starts: in the skill's
+folder, with the clean environment of :func:`._process.child_env`, in its own process group. The adapter
+then polls ``GET healthPath`` (or the base URL) until any HTTP response comes, for up to
+``startTimeoutMs``; ``close()`` stops the server (SIGTERM to the group, SIGKILL after 3 seconds).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from ..errors import InputError, SkillCrashed, SkillHttpError, SkillProtocolError, SkillTimeout
+from ..formats.skill import ADAPTER_CONFIG_FILE, Skill
+from ..results import Invocation, Usage
+from ._process import Child, child_env, excerpt, parse_usage, resolve_argv, split_command
+from .base import Adapter
+
+__all__ = ["HttpAdapter", "USAGE_HEADERS", "invoke_url"]
+
+USAGE_HEADERS = ("x-usage-prompt-tokens", "x-usage-completion-tokens", "x-usage-total-tokens")
+STOP_GRACE = 3.0
+_REDACTED = b"[redacted]"
+
+
+def invoke_url(skill: Skill) -> str:
+    """The URL a task is posted to. An entrypoint path without ``baseUrl`` is an InputError."""
+    entrypoint = skill.manifest.entrypoint.strip()
+    if urlsplit(entrypoint).scheme in ("http", "https"):
+        return entrypoint
+    base = skill.adapter.baseUrl
+    if not base:
+        raise InputError(f"entrypoint {entrypoint!r} is not a full URL and no baseUrl is set",
+                         file=str(skill.path), field="$.entrypoint",
+                         hint=f"give a full http(s) URL, or set baseUrl in {ADAPTER_CONFIG_FILE}")
+    if urlsplit(base).scheme not in ("http", "https"):
+        raise InputError(f"baseUrl {base!r} is not an http(s) URL",
+                         file=str(skill.root / ADAPTER_CONFIG_FILE), field="$.baseUrl")
+    return base.rstrip("/") + "/" + entrypoint.lstrip("/")
+
+
+class _Secret:
+    """A token that shows as ``***`` wherever it is printed."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return "<secret ***>"
+
+    __str__ = __repr__
+
+
+def _header_usage(headers: httpx.Headers) -> Usage | None:
+    values = [headers.get(name) for name in USAGE_HEADERS]
+    if not any(values):
+        return None
+    try:
+        prompt, completion, total = (int(v) if v else None for v in values)
+    except ValueError:
+        return None
+    prompt, completion = prompt or 0, completion or 0
+    return Usage(prompt, completion, total if total is not None else prompt + completion)
+
+
+class HttpAdapter(Adapter):
+    """Posts tasks to a skill's HTTP endpoint with one :class:`httpx.AsyncClient` (see the module doc).
+
+    ``max_connections`` bounds the client's pool (and its keep-alive connections): size it to the run's
+    concurrency. ``stop_grace`` is how long a started server gets between SIGTERM and SIGKILL.
+    """
+
+    def __init__(self, skill: Skill, *, max_connections: int = 64, stop_grace: float = STOP_GRACE) -> None:
+        self.skill = skill
+        self.url = invoke_url(skill)
+        self.max_connections = max_connections
+        self.stop_grace = stop_grace
+        self._client: httpx.AsyncClient | None = None
+        self._server: Child | None = None
+        self._secret: _Secret | None = None
+        self._lock = asyncio.Lock()
+
+    def __repr__(self) -> str:
+        return f"<HttpAdapter {self.skill.id} {self.url}>"
+
+    @property
+    def server_pid(self) -> int | None:
+        """The id of the server process ``start`` launched, while it runs."""
+        return self._server.proc.pid if self._server is not None else None
+
+    # -- lifetime ------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Read the token (InputError when its variable is unset), open the client, launch ``start``."""
+        async with self._lock:
+            if self._client is not None:
+                return
+            headers = self._headers()
+            limits = httpx.Limits(max_connections=self.max_connections,
+                                  max_keepalive_connections=self.max_connections)
+            self._client = httpx.AsyncClient(headers=headers, limits=limits, timeout=30.0)
+            if self.skill.adapter.start:
+                try:
+                    await self._start_server(self._client)
+                except BaseException:
+                    await self._shutdown()
+                    raise
+
+    async def close(self) -> None:
+        """Close the client and stop the server ``start`` launched. Never raises."""
+        with contextlib.suppress(Exception):  # closing must not fail the run
+            await self._shutdown()
+
+    async def _shutdown(self) -> None:
+        client, self._client = self._client, None
+        server, self._server = self._server, None
+        try:
+            if client is not None:
+                await client.aclose()
+        finally:
+            if server is not None:
+                await server.stop(self.stop_grace)
+
+    def _headers(self) -> dict[str, str]:
+        config = self.skill.adapter
+        headers = {"Accept": "application/json", **config.headers}
+        if config.authType == "none":
+            return headers
+        config_file = str(self.skill.root / ADAPTER_CONFIG_FILE)
+        name = config.authTokenEnvKey
+        if not name:
+            raise InputError(f"authType {config.authType!r} needs the name of the environment variable "
+                             "holding the token", file=config_file, field="$.authTokenEnvKey",
+                             hint='set "authTokenEnvKey", e.g. "MY_SKILL_TOKEN"')
+        token = os.environ.get(name)  # read once: it lives only in the client's headers and _secret
+        if not token:
+            raise InputError(f"environment variable {name} is not set; it holds the {config.authType} token",
+                             file=config_file, field="$.authTokenEnvKey", hint=f"export {name}=<token>")
+        self._secret = _Secret(token)
+        if config.authType == "bearer":
+            headers["Authorization"] = f"Bearer {token}"
+        else:
+            headers[config.authHeader] = token
+        return headers
+
+    # -- calls ---------------------------------------------------------------------------------------
+
+    async def invoke(self, input_data: Any, timeout: float) -> Invocation:
+        client = self._client
+        if client is None:
+            await self.start()
+            client = self._client
+            assert client is not None
+        manifest = self.skill.manifest
+        body = {"skillId": manifest.id, "version": manifest.version, "input": input_data}
+        try:
+            async with asyncio.timeout(timeout):
+                response = await client.post(self.url, json=body, timeout=timeout)
+        except (TimeoutError, httpx.TimeoutException):
+            raise SkillTimeout(f"no reply from {self.url} within {timeout:g}s") from None
+        except httpx.HTTPError as exc:
+            raise SkillHttpError(f"cannot reach {self.url}: {self._describe(exc)}") from None
+        content = self._redact(response.content)
+        status = response.status_code
+        if status >= 400:
+            raise SkillHttpError(f"HTTP {status} {response.reason_phrase} from {self.url}: "
+                                 f"{excerpt(content, 500) if content.strip() else '(empty body)'}",
+                                 status_code=status)
+        try:
+            output = json.loads(content)
+        except ValueError:
+            raise SkillProtocolError(f"reply from {self.url} is not JSON (HTTP {status}): "
+                                     f"{excerpt(content) if content.strip() else '(empty body)'}") from None
+        usage = parse_usage(output.get("usage")) if isinstance(output, dict) else None
+        return Invocation(output=output, usage=usage or _header_usage(response.headers))
+
+    async def healthcheck(self, timeout: float = 5.0) -> bool:
+        """True when ``GET healthPath`` (or the base URL) answers with a status below 400."""
+        client = self._client
+        if client is None:
+            return False
+        try:
+            async with asyncio.timeout(timeout):
+                response = await client.get(self._health_url(), timeout=timeout)
+        except (TimeoutError, httpx.HTTPError):
+            return False
+        return response.status_code < 400
+
+    # -- helpers -------------------------------------------------------------------------------------
+
+    def _redact(self, content: bytes) -> bytes:
+        secret = self._secret
+        if secret is not None:
+            token = secret.value.encode()
+            if token in content:
+                content = content.replace(token, _REDACTED)
+        return content
+
+    def _describe(self, exc: Exception) -> str:
+        text = str(exc) or type(exc).__name__
+        if self._secret is not None:
+            text = text.replace(self._secret.value, _REDACTED.decode())
+        return f"{type(exc).__name__}: {text}"
+
+    def _health_url(self) -> str:
+        config = self.skill.adapter
+        parts = urlsplit(self.url)
+        base = config.baseUrl or f"{parts.scheme}://{parts.netloc}"
+        if not config.healthPath:
+            return base
+        if urlsplit(config.healthPath).scheme in ("http", "https"):
+            return config.healthPath
+        return base.rstrip("/") + "/" + config.healthPath.lstrip("/")
+
+    async def _start_server(self, client: httpx.AsyncClient) -> None:
+        config = self.skill.adapter
+        assert config.start is not None
+        command = split_command(config.start)
+        shown = " ".join(command)
+        url = self._health_url()
+        env = child_env(config)
+        argv = resolve_argv(command, cwd=self.skill.root, env=env)
+        try:  # a server already answering there would be mistaken for ours
+            await client.get(url, timeout=1.0)
+        except httpx.HTTPError:
+            pass
+        else:
+            raise SkillCrashed(f"cannot run start command {shown!r}: {url} already answers "
+                               "(is another server using the port?)")
+        server = self._server = await Child.start(argv, cwd=self.skill.root, env=env,
+                                                   stdin=asyncio.subprocess.DEVNULL, merge_output=True)
+        loop = asyncio.get_running_loop()
+        wait_s = config.startTimeoutMs / 1000
+        deadline = loop.time() + wait_s
+        pause = 0.02
+        while True:
+            if server.proc.returncode is not None:
+                await server.kill()
+                raise server.failure(f"before answering (start command {shown!r})")
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise SkillTimeout(f"the server of start command {shown!r} did not answer {url} "
+                                   f"within {wait_s:g}s")
+            try:
+                await client.get(url, timeout=min(1.0, remaining))
+            except httpx.HTTPError:
+                await asyncio.sleep(min(pause, max(deadline - loop.time(), 0)))
+                pause = min(pause * 1.5, 0.25)
+                continue
+            return

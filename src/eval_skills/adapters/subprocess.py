@@ -1,0 +1,285 @@
+"""The subprocess adapter: JSON-RPC 2.0 over a program's stdin and stdout.
+
+Each call writes one request line ``{"jsonrpc":"2.0","method":"invoke","params":<inputData>,"id":N}``.
+The reply is a stdout line holding a JSON object with ``result`` or ``error``; any other line is a
+log line and is skipped. A reply's output is its ``result``; token usage, when the skill reports it,
+is read from a ``usage`` object beside ``result`` or inside it (see :func:`._process.parse_usage`).
+
+Two modes, chosen by ``persistent`` in ``adapter.config.json``:
+
+- one-shot (default): a new process per call. The request is written and stdin closed; stdout is read
+  to its end and the *last* reply line counts. No reply and a non-zero exit is :class:`SkillCrashed`
+  (with the tail of stderr); no reply otherwise is :class:`SkillProtocolError`.
+- persistent: one process answers one request per line, one call at a time. Only the reply carrying
+  the request's id counts (an ``error`` reply with a null id too). A process that ends or closes its
+  stdout fails the call; so does a timeout, which kills it. Either way the next call starts a new one.
+
+The command is ``command`` + ``args`` from ``adapter.config.json`` (a ``command`` with spaces and no
+``args`` is split like a shell would) or else the manifest's ``entrypoint``, split the same way. It
+runs in the skill's folder with a clean environment (see :func:`._process.child_env`), in its own
+process group: a timeout kills the group, so programs the skill started die with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from ..errors import InputError, SkillError, SkillProtocolError, SkillRpcError, SkillTimeout
+from ..formats.skill import Skill
+from ..results import Invocation
+from ._process import (
+    MAX_LINE_BYTES,
+    STDERR_BYTES,
+    Child,
+    child_env,
+    excerpt,
+    parse_usage,
+    read_line,
+    resolve_argv,
+    split_command,
+)
+from .base import Adapter
+
+__all__ = ["SubprocessAdapter", "skill_command"]
+
+Reply = dict[str, Any]
+
+
+def skill_command(skill: Skill) -> list[str]:
+    """The command line of a subprocess skill, before its program is resolved."""
+    config = skill.adapter
+    if config.command:
+        if not config.args and any(ch.isspace() for ch in config.command.strip()):
+            return split_command(config.command)
+        return [config.command, *config.args]
+    return split_command(skill.manifest.entrypoint)
+
+
+class _StdoutClosed(Exception):
+    """The program's stdout ended (or its stdin broke) before the reply came."""
+
+
+def _request(method: str, params: Any, request_id: int) -> bytes:
+    try:
+        body = json.dumps(params)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"the task's inputData cannot be sent as JSON: {exc}", field="$.inputData") from None
+    return f'{{"jsonrpc":"2.0","method":"{method}","params":{body},"id":{request_id}}}\n'.encode()
+
+
+def _as_reply(line: bytes) -> Reply | None:
+    """The response on this line, or None for a log line. Only a line starting with ``{`` is parsed."""
+    if line[:1] != b"{":
+        line = line.lstrip()
+        if line[:1] != b"{":
+            return None
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    if type(message) is dict and ("result" in message or "error" in message):
+        return message
+    return None
+
+
+def _rpc_error(error: Any) -> SkillRpcError:
+    code: int | None = None
+    data: Any = None
+    if isinstance(error, dict):
+        raw_code, message, data = error.get("code"), error.get("message"), error.get("data")
+        code = raw_code if isinstance(raw_code, int) and not isinstance(raw_code, bool) else None
+        text = str(message) if message is not None else json.dumps(error)
+    else:
+        text = str(error)
+    if len(text) > 500:
+        text = text[:500] + "..."
+    return SkillRpcError(f"JSON-RPC error {code}: {text}" if code is not None else f"JSON-RPC error: {text}",
+                         code=code, data=data)
+
+
+def _invocation(reply: Reply) -> Invocation:
+    error = reply.get("error")
+    if error is not None:
+        raise _rpc_error(error)
+    result = reply.get("result")
+    usage = reply.get("usage")
+    if usage is None and type(result) is dict:
+        usage = result.get("usage")
+    return Invocation(output=result, usage=parse_usage(usage) if usage is not None else None)
+
+
+class SubprocessAdapter(Adapter):
+    """Calls a program that speaks JSON-RPC on stdin/stdout, one-shot or persistent (see the module doc).
+
+    ``max_line_bytes`` caps one stdout line (a longer one fails the call and kills the program);
+    ``stderr_bytes`` is how much of stderr is kept for error messages; ``exit_grace`` is how long a
+    program that closed its stdout may take to exit before it is killed.
+    """
+
+    def __init__(self, skill: Skill, *, max_line_bytes: int = MAX_LINE_BYTES,
+                 stderr_bytes: int = STDERR_BYTES, exit_grace: float = 1.0) -> None:
+        self.skill = skill
+        self.persistent = skill.adapter.persistent
+        self.command = skill_command(skill)
+        self.max_line_bytes = max_line_bytes
+        self.stderr_bytes = stderr_bytes
+        self.exit_grace = exit_grace
+        self._argv: list[str] | None = None
+        self._env: dict[str, str] = {}
+        self._child: Child | None = None
+        self._lock = asyncio.Lock()
+        self._next_id = 0
+
+    def __repr__(self) -> str:
+        mode = "persistent" if self.persistent else "one-shot"
+        return f"<SubprocessAdapter {self.skill.id} {mode} {self.command!r}>"
+
+    @property
+    def argv(self) -> list[str]:
+        """The resolved command line (the program found once, on the child's PATH)."""
+        if self._argv is None:
+            self._env = child_env(self.skill.adapter)
+            self._argv = resolve_argv(self.command, cwd=self.skill.root, env=self._env)
+        return self._argv
+
+    @property
+    def pid(self) -> int | None:
+        """The persistent process's id, while there is one."""
+        return self._child.proc.pid if self._child is not None else None
+
+    async def start(self) -> None:
+        """Resolve the command; in persistent mode also start the process. SkillCrashed if it cannot start."""
+        self.argv  # noqa: B018 - resolves, raising SkillCrashed for a missing program
+        if self.persistent:
+            async with self._lock:
+                if self._child is None:
+                    self._child = await self._spawn()
+
+    async def invoke(self, input_data: Any, timeout: float) -> Invocation:
+        if self.persistent:
+            return _invocation(await self._call_persistent("invoke", input_data, timeout))
+        return _invocation(await self._call_once("invoke", input_data, timeout))
+
+    async def healthcheck(self, timeout: float = 5.0) -> bool:
+        """True when the skill answers the ``healthcheck`` method with a result."""
+        call = self._call_persistent if self.persistent else self._call_once
+        try:
+            reply = await call("healthcheck", {}, timeout)
+        except SkillError:
+            return False
+        return reply.get("error") is None
+
+    async def close(self) -> None:
+        """End the persistent process: EOF on its stdin, then SIGKILL to its group. Never raises."""
+        child, self._child = self._child, None
+        if child is None:
+            return
+        try:
+            if child.proc.stdin is not None:
+                child.proc.stdin.close()
+            await child.wait_exit(self.exit_grace)
+            await child.kill()
+        except Exception:  # noqa: BLE001 - closing must not fail the run
+            pass
+
+    # -- the two modes -------------------------------------------------------------------------------
+
+    async def _spawn(self) -> Child:
+        return await Child.start(self.argv, cwd=self.skill.root, env=self._env,
+                                 stderr_bytes=self.stderr_bytes)
+
+    async def _call_persistent(self, method: str, params: Any, timeout: float) -> Reply:
+        async with self._lock:
+            self._next_id += 1
+            request_id = self._next_id
+            request = _request(method, params, request_id)
+            last = b""
+            child = self._child
+            try:
+                async with asyncio.timeout(timeout):
+                    if child is None:
+                        child = self._child = await self._spawn()
+                    stdin, stdout = child.proc.stdin, child.proc.stdout
+                    assert stdin is not None and stdout is not None
+                    try:
+                        stdin.write(request)
+                        await stdin.drain()
+                    except ConnectionError:
+                        raise _StdoutClosed from None
+                    while line := await read_line(stdout, self.max_line_bytes):
+                        reply = _as_reply(line)
+                        if reply is not None:
+                            reply_id = reply.get("id")
+                            if reply_id == request_id or (reply_id is None and "error" in reply):
+                                return reply
+                        elif line.strip():
+                            last = line
+                    raise _StdoutClosed
+            except TimeoutError:
+                await self._discard(child)
+                raise SkillTimeout(f"no reply within {timeout:g}s"
+                                   + (f"; last output: {excerpt(last)}" if last else "")) from None
+            except SkillProtocolError:
+                await self._discard(child)
+                raise
+            except _StdoutClosed:
+                self._child = None
+                assert child is not None
+                raise await self._ended(child, "before replying") from None
+
+    async def _call_once(self, method: str, params: Any, timeout: float) -> Reply:
+        self._next_id += 1
+        request = _request(method, params, self._next_id)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        reply: Reply | None = None
+        last = b""
+        child: Child | None = None
+        try:
+            try:
+                async with asyncio.timeout_at(deadline):
+                    child = await self._spawn()
+                    stdin, stdout = child.proc.stdin, child.proc.stdout
+                    assert stdin is not None and stdout is not None
+                    stdin.write(request)
+                    stdin.close()  # flushed in the background; a program that never reads is fine
+                    while line := await read_line(stdout, self.max_line_bytes):
+                        message = _as_reply(line)
+                        if message is not None:
+                            reply = message
+                        elif line.strip():
+                            last = line
+            except TimeoutError:
+                raise SkillTimeout(f"no reply within {timeout:g}s"
+                                   + (f"; last output: {excerpt(last)}" if last else "")) from None
+            assert child is not None
+            exited = await child.wait_exit(min(self.exit_grace, max(deadline - loop.time(), 0.05)))
+            if reply is not None:
+                return reply
+            if not exited:
+                raise SkillProtocolError("closed its stdout without a JSON-RPC reply and kept running"
+                                         + (f"; last output: {excerpt(last)}" if last else ""))
+            if child.proc.returncode:
+                await child.kill()
+                raise child.failure("without a JSON-RPC reply")
+            raise SkillProtocolError(f"no JSON-RPC reply; last output: {excerpt(last)}" if last
+                                     else "no JSON-RPC reply; the skill printed nothing on stdout")
+        finally:
+            if child is not None:
+                await child.kill()
+
+    async def _discard(self, child: Child | None) -> None:
+        if self._child is child:
+            self._child = None
+        if child is not None:
+            await child.kill()
+
+    async def _ended(self, child: Child, what: str) -> SkillError:
+        """The error for a process whose stdout ended: a crash, or a protocol fault if it runs on."""
+        exited = await child.wait_exit(self.exit_grace)
+        await child.kill()
+        if not exited:
+            return SkillProtocolError(f"closed its stdout {what} (the process kept running and was stopped)")
+        return child.failure(what)

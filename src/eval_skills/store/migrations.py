@@ -1,0 +1,119 @@
+"""Schema migrations of the results store, in the style of Simon Willison's llm.
+
+Each migration is a function ``mNNN_what(db)`` registered with :func:`migration`. They run in order,
+each exactly once, inside one ``BEGIN IMMEDIATE`` transaction, and their names are recorded in the
+``_migrations`` table (name, applied_at). ``BEGIN IMMEDIATE`` takes the write lock before reading the
+list of applied migrations, so two processes opening the same new file at once cannot both apply one.
+
+Never edit a migration that has shipped: add ``m002_...`` instead. ``tests/test_store.py`` pins the
+final schema, so a change to it is always deliberate.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+__all__ = ["MIGRATIONS", "applied_migrations", "migrate", "migration", "pending_migrations"]
+
+Migration = Callable[[sqlite3.Connection], None]
+
+MIGRATIONS: list[Migration] = []
+
+
+def migration(fn: Migration) -> Migration:
+    """Register ``fn`` as the next migration (registration order is application order)."""
+    MIGRATIONS.append(fn)
+    return fn
+
+
+@migration
+def m001_initial(db: sqlite3.Connection) -> None:
+    # One row per `eval`/`run` invocation. config_json holds run settings only, never secrets.
+    db.execute("""
+        CREATE TABLE evaluations (
+            id TEXT PRIMARY KEY,
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            status TEXT NOT NULL,
+            benchmark_id TEXT,
+            benchmark_version TEXT,
+            config_json TEXT NOT NULL DEFAULT '{}',
+            tool_version TEXT
+        )""")
+    db.execute("CREATE INDEX evaluations_started_at ON evaluations (started_at)")
+    # The aggregated SkillCompletionReport of each skill, without its taskResults (those are rows below).
+    db.execute("""
+        CREATE TABLE skill_reports (
+            evaluation_id TEXT NOT NULL REFERENCES evaluations (id) ON DELETE CASCADE,
+            skill_id TEXT NOT NULL,
+            skill_version TEXT,
+            report_json TEXT NOT NULL,
+            completion_rate REAL,
+            composite_score REAL,
+            PRIMARY KEY (evaluation_id, skill_id)
+        )""")
+    db.execute("CREATE INDEX skill_reports_skill ON skill_reports (skill_id)")
+    # One row per finished (skill, task, run), committed as it finishes.
+    db.execute("""
+        CREATE TABLE task_results (
+            id INTEGER PRIMARY KEY,
+            evaluation_id TEXT NOT NULL REFERENCES evaluations (id) ON DELETE CASCADE,
+            skill_id TEXT NOT NULL,
+            task_id TEXT NOT NULL,
+            run_id INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            score REAL,
+            latency_ms REAL,
+            error TEXT,
+            scorer_type TEXT,
+            reason TEXT,
+            output_json TEXT,
+            usage_json TEXT,
+            attempts INTEGER,
+            extra_json TEXT,
+            finished_at TEXT NOT NULL
+        )""")
+    db.execute("CREATE INDEX task_results_evaluation ON task_results (evaluation_id)")
+    db.execute("CREATE INDEX task_results_skill_task ON task_results (skill_id, task_id)")
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def applied_migrations(db: sqlite3.Connection) -> list[str]:
+    """Names recorded in ``_migrations``, in the order they were applied ([] for a new file)."""
+    exists = db.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'").fetchone()
+    if not exists:
+        return []
+    return [row[0] for row in db.execute("SELECT name FROM _migrations ORDER BY rowid")]
+
+
+def pending_migrations(db: sqlite3.Connection) -> list[Migration]:
+    done = set(applied_migrations(db))
+    return [fn for fn in MIGRATIONS if fn.__name__ not in done]
+
+
+def migrate(db: sqlite3.Connection) -> list[str]:
+    """Apply the pending migrations; return the names applied now ([] when up to date).
+
+    ``db`` must be in autocommit mode (``isolation_level=None``): this function owns the transaction.
+    """
+    if not pending_migrations(db):  # the common case: a read, no write lock
+        return []
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+        todo = pending_migrations(db)  # again, now that we hold the write lock
+        for fn in todo:
+            fn(db)
+            db.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", (fn.__name__, _now()))
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    return [fn.__name__ for fn in todo]
