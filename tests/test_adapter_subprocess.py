@@ -17,7 +17,7 @@ import pytest
 from eval_skills.adapters import create_adapter
 from eval_skills.adapters._process import BASE_ENV_KEYS
 from eval_skills.adapters.subprocess import SubprocessAdapter
-from eval_skills.errors import SkillCrashed, SkillProtocolError, SkillRpcError, SkillTimeout
+from eval_skills.errors import InputError, SkillCrashed, SkillProtocolError, SkillRpcError, SkillTimeout
 from eval_skills.formats.skill import AdapterConfig, Skill, SkillManifest, load_skill
 from eval_skills.results import Usage
 
@@ -95,6 +95,11 @@ def test_usage_beside_the_result(persistent: bool) -> None:
 
 def test_one_shot_takes_the_last_reply_line() -> None:
     assert call(False, {"do": "tworeplies"}).output == "second"
+
+
+def test_one_shot_skill_that_replies_but_never_exits_times_out_saying_so() -> None:
+    with pytest.raises(SkillTimeout, match="replied but did not end its output within 0.5s"):
+        call(False, {"do": "linger"}, timeout=0.5)
 
 
 def test_persistent_skips_replies_with_other_ids() -> None:
@@ -303,6 +308,8 @@ def test_other_programs_are_found_on_path() -> None:
 def test_command_with_spaces_and_no_args_is_split() -> None:
     adapter = SubprocessAdapter(make_skill(command="python3 misbehave.py ok"))
     assert adapter.argv == [sys.executable, "misbehave.py", "ok"]
+    with pytest.raises(InputError, match=r"\$\.entrypoint"):
+        SubprocessAdapter(make_skill(entrypoint="python3 'misbehave.py"))
 
 
 # -- the calculator example ------------------------------------------------------------------------

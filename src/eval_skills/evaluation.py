@@ -26,13 +26,16 @@ def timestamp_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-@dataclass
+@dataclass(repr=False)  # asyncio may repr the main task's result; thousands of results make that slow
 class EvaluationOutcome:
     reports: list[dict[str, Any]]
     results: list[TaskResult]
     interrupted: bool
     evaluation_id: str | None = None
     report_files: list[Path] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        return f"<EvaluationOutcome {len(self.results)} results interrupted={self.interrupted}>"
 
 
 def settings_record(settings: RunSettings, plan: Plan, extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -53,21 +56,24 @@ async def evaluate(plan: Plan, settings: RunSettings, *, store_path: Path | None
     """Run the plan. Each result is stored as it finishes; reports are written at the end, also when the
     run was interrupted (they then hold what finished)."""
     from .store import Store
+    from .store.writer import ResultWriter
 
     started = timestamp_now()
     # Build every adapter before anything is written: a configuration error stops the run with nothing stored.
     adapters = {skill.id: factory(skill) for skill in plan.skills}
     store = Store.open(store_path) if store_path is not None else None
     evaluation_id = ""
+    writer: ResultWriter | None = None
     try:
         if store is not None:
             evaluation_id = store.begin_evaluation(
                 benchmark_id=plan.benchmark.id, benchmark_version=plan.benchmark.version,
                 config=settings_record(settings, plan, run_info), tool_version=__version__)
+            writer = ResultWriter(store, evaluation_id)
 
         def finished(result: TaskResult) -> None:
-            if store is not None:
-                store.add_result(evaluation_id, result)
+            if writer is not None:
+                writer.put(result)
             if on_result is not None:
                 on_result(result)
 
@@ -75,9 +81,12 @@ async def evaluate(plan: Plan, settings: RunSettings, *, store_path: Path | None
             outcome = await execute(plan, settings, lambda skill: adapters[skill.id], on_result=finished,
                                     stop=stop)
         except BaseException:
-            if store is not None:
+            if store is not None and writer is not None:
+                writer.close()
                 store.finish_evaluation(evaluation_id, status="failed", reports=[])
             raise
+        if writer is not None:
+            writer.close()
         reports = build_reports(plan, outcome.results, timestamp=started, default_timeout_ms=settings.timeout_ms,
                                 interrupted=outcome.interrupted)
         if store is not None:

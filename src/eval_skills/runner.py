@@ -31,10 +31,13 @@ class RunSettings:
     backoff_ms: int = 500  # wait backoff_ms * attempt before retry number `attempt`
 
 
-@dataclass
+@dataclass(repr=False)
 class RunOutcome:
     results: list[TaskResult] = field(default_factory=list)
     interrupted: bool = False
+
+    def __repr__(self) -> str:
+        return f"<RunOutcome {len(self.results)} results interrupted={self.interrupted}>"
 
 
 async def _start_adapters(plan: Plan, factory: AdapterFactory) -> tuple[dict[str, Adapter], dict[str, str]]:
@@ -86,6 +89,8 @@ async def _run_item(item: WorkItem, adapter: Adapter, plan: Plan, settings: RunS
         base.latency_ms = (time.perf_counter() - started) * 1000
         base.attempts = attempt
         break
+    # Let the next item's call go out before scoring this one, so a serial skill is never idle while we score.
+    await asyncio.sleep(0)
     base.output = invocation.output
     base.usage = invocation.usage
     try:

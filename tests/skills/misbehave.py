@@ -2,7 +2,7 @@
 
 The behaviour is ``params["do"]`` (else the first command-line argument, else "ok"):
 ok, usage, crash, exit3, hang, slow, nonjson, rpcerror, nullid, huge, hugejson, manylines, closeout,
-die, stale, tworeplies. Works one-shot (one request, then EOF) and persistent (one request per line).
+die, stale, tworeplies, linger. Works one-shot (one request, then EOF) and persistent (one request per line).
 """
 
 import json
@@ -86,6 +86,8 @@ def handle(request):
     if do == "usage":
         reply["usage"] = {"prompt_tokens": 11, "completion_tokens": 7}
     send(reply)
+    if do == "linger":
+        time.sleep(30)
 
 
 for raw in sys.stdin:

@@ -240,7 +240,11 @@ class HttpAdapter(Adapter):
     async def _start_server(self, client: httpx.AsyncClient) -> None:
         config = self.skill.adapter
         assert config.start is not None
-        command = split_command(config.start)
+        try:
+            command = split_command(config.start)
+        except ValueError as exc:
+            raise InputError(f"cannot split the start command into a command line: {exc}",
+                             file=str(self.skill.root / ADAPTER_CONFIG_FILE), field="$.start") from None
         shown = " ".join(command)
         url = self._health_url()
         env = child_env(config)

@@ -27,7 +27,7 @@ import json
 from typing import Any
 
 from ..errors import InputError, SkillError, SkillProtocolError, SkillRpcError, SkillTimeout
-from ..formats.skill import Skill
+from ..formats.skill import ADAPTER_CONFIG_FILE, Skill
 from ..results import Invocation
 from ._process import (
     MAX_LINE_BYTES,
@@ -50,11 +50,14 @@ Reply = dict[str, Any]
 def skill_command(skill: Skill) -> list[str]:
     """The command line of a subprocess skill, before its program is resolved."""
     config = skill.adapter
-    if config.command:
-        if not config.args and any(ch.isspace() for ch in config.command.strip()):
-            return split_command(config.command)
+    if config.command and (config.args or not any(ch.isspace() for ch in config.command.strip())):
         return [config.command, *config.args]
-    return split_command(skill.manifest.entrypoint)
+    text, file, field = ((config.command, str(skill.root / ADAPTER_CONFIG_FILE), "$.command") if config.command
+                         else (skill.manifest.entrypoint, str(skill.path), "$.entrypoint"))
+    try:
+        return split_command(text)
+    except ValueError as exc:
+        raise InputError(f"cannot split {text!r} into a command line: {exc}", file=file, field=field) from None
 
 
 class _StdoutClosed(Exception):
@@ -252,6 +255,9 @@ class SubprocessAdapter(Adapter):
                         elif line.strip():
                             last = line
             except TimeoutError:
+                if reply is not None:
+                    raise SkillTimeout(f"replied but did not end its output within {timeout:g}s "
+                                       "(a one-shot skill must exit after replying)") from None
                 raise SkillTimeout(f"no reply within {timeout:g}s"
                                    + (f"; last output: {excerpt(last)}" if last else "")) from None
             assert child is not None

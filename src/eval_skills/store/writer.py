@@ -1,0 +1,71 @@
+"""Writing results from a thread of their own, so the event loop never waits on SQLite.
+
+Each result is handed over as it finishes; the writer thread commits whatever is waiting as soon as it can
+(group commit): a result is on disk one commit after it finished, however fast results arrive.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+
+from ..errors import HarnessError
+from ..results import TaskResult
+from .sqlite import Store
+
+__all__ = ["ResultWriter"]
+
+_STOP = object()
+_MAX_BATCH = 500
+
+
+class ResultWriter:
+    """``put`` results from the event loop; ``close`` waits until every one is committed.
+
+    A store error stops the writer; the next ``put`` or ``close`` raises it as a HarnessError.
+    """
+
+    def __init__(self, store: Store, evaluation_id: str) -> None:
+        self._store = store
+        self._evaluation_id = evaluation_id
+        self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._error: HarnessError | None = None
+        self.written = 0
+        self._thread = threading.Thread(target=self._run, name="eval-skills-store", daemon=True)
+        self._thread.start()
+
+    def put(self, result: TaskResult) -> None:
+        if self._error is not None:
+            raise self._error
+        self._queue.put(result)
+
+    def close(self) -> None:
+        """Flush and stop. Safe to call twice."""
+        if self._thread.is_alive():
+            self._queue.put(_STOP)
+            self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+    def _run(self) -> None:
+        stopping = False
+        while not stopping:
+            batch: list[TaskResult] = []
+            item = self._queue.get()
+            while True:
+                if item is _STOP:
+                    stopping = True
+                    break
+                batch.append(item)  # type: ignore[arg-type]
+                if len(batch) >= _MAX_BATCH:
+                    break
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+            if batch and self._error is None:
+                try:
+                    self._store.add_results(self._evaluation_id, batch)
+                    self.written += len(batch)
+                except HarnessError as exc:
+                    self._error = exc
