@@ -351,3 +351,44 @@ def test_calculator_example(persistent: bool) -> None:
 
     outputs = run_with(skill, body)
     assert outputs == [{"result": expected} for _, expected in CALCULATIONS]
+
+
+# -- persistent mode: pipelined requests -----------------------------------------------------------
+
+def test_pipelined_latency_counts_only_the_time_the_skill_spent() -> None:
+    async def body(adapter: SubprocessAdapter) -> list[Any]:
+        calls = [adapter.invoke({"do": "slow", "seconds": 0.2, "n": n}, 10) for n in range(4)]
+        return list(await asyncio.gather(*calls))
+
+    started = time.monotonic()
+    results = run_with(make_skill(persistent=True), body)
+    elapsed = time.monotonic() - started
+    assert elapsed >= 0.8  # the skill answers one request at a time
+    latencies = [r.latency_ms for r in results]
+    assert all(190 <= ms < 400 for ms in latencies), latencies  # not 200, 400, 600, 800
+
+
+def test_requests_queued_behind_a_timeout_go_to_a_fresh_process(tmp_path: Path) -> None:
+    async def body(adapter: SubprocessAdapter) -> list[Any]:
+        hang = adapter.invoke({"do": "hang", "pid_file": str(tmp_path / "pids")}, 1.0)
+        after = [adapter.invoke({"do": "ok", "n": n}, 1.0) for n in range(3)]
+        return list(await asyncio.gather(hang, *after, return_exceptions=True))
+
+    hang, *after = run_with(make_skill(persistent=True), body)
+    assert isinstance(hang, SkillTimeout)
+    skill_pid = int((tmp_path / "pids").read_text().split()[0])
+    assert [r.output["echo"]["n"] for r in after] == [0, 1, 2]
+    assert {r.output["pid"] for r in after} != {skill_pid} and len({r.output["pid"] for r in after}) == 1
+
+
+def test_requests_queued_behind_a_crash_go_to_a_fresh_process() -> None:
+    async def body(adapter: SubprocessAdapter) -> list[Any]:
+        first = adapter.invoke({"do": "ok"}, 10)
+        die = adapter.invoke({"do": "die"}, 10)
+        after = [adapter.invoke({"do": "ok", "n": n}, 10) for n in range(3)]
+        return list(await asyncio.gather(first, die, *after, return_exceptions=True))
+
+    first, die, *after = run_with(make_skill(persistent=True), body)
+    assert isinstance(die, SkillCrashed) and "code 5" in str(die)
+    assert all(not isinstance(r, BaseException) for r in after), after
+    assert {r.output["pid"] for r in after} != {first.output["pid"]}

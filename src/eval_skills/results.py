@@ -27,6 +27,7 @@ class Invocation:
 
     output: Any
     usage: Usage | None = None
+    latency_ms: float | None = None  # the adapter's own measure, when it knows better than the wall clock
 
 
 @dataclass(slots=True)

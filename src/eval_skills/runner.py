@@ -86,7 +86,8 @@ async def _run_item(item: WorkItem, adapter: Adapter, plan: Plan, settings: RunS
                 await asyncio.sleep(settings.backoff_ms * attempt / 1000)
                 continue
             return base
-        base.latency_ms = (time.perf_counter() - started) * 1000
+        base.latency_ms = invocation.latency_ms if invocation.latency_ms is not None else (
+            (time.perf_counter() - started) * 1000)
         base.attempts = attempt
         break
     # Let the next item's call go out before scoring this one, so a serial skill is never idle while we score.

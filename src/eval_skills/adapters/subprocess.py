@@ -10,9 +10,11 @@ Two modes, chosen by ``persistent`` in ``adapter.config.json``:
 - one-shot (default): a new process per call. The request is written and stdin closed; stdout is read
   to its end and the *last* reply line counts. No reply and a non-zero exit is :class:`SkillCrashed`
   (with the tail of stderr); no reply otherwise is :class:`SkillProtocolError`.
-- persistent: one process answers one request per line, one call at a time. Only the reply carrying
-  the request's id counts (an ``error`` reply with a null id too). A process that ends or closes its
-  stdout fails the call; so does a timeout, which kills it. Either way the next call starts a new one.
+- persistent: one process answers one request per line. Requests are pipelined (see ``_persistent``):
+  they are written as they come and matched to replies by id (an ``error`` reply with a null id answers
+  the oldest request). Latency and timeouts start when the process can start on a request. A process
+  that ends, closes its stdout, breaks the protocol or times out fails the request it was on and is
+  replaced; the requests queued behind it go to the new process.
 
 The command is ``command`` + ``args`` from ``adapter.config.json`` (a ``command`` with spaces and no
 ``args`` is split like a shell would) or else the manifest's ``entrypoint``, split the same way. It
@@ -29,6 +31,7 @@ from typing import Any
 from ..errors import InputError, SkillError, SkillProtocolError, SkillRpcError, SkillTimeout
 from ..formats.skill import ADAPTER_CONFIG_FILE, Skill
 from ..results import Invocation
+from ._persistent import PersistentChannel
 from ._process import (
     MAX_LINE_BYTES,
     STDERR_BYTES,
@@ -58,10 +61,6 @@ def skill_command(skill: Skill) -> list[str]:
         return split_command(text)
     except ValueError as exc:
         raise InputError(f"cannot split {text!r} into a command line: {exc}", file=file, field=field) from None
-
-
-class _StdoutClosed(Exception):
-    """The program's stdout ended (or its stdin broke) before the reply came."""
 
 
 def _request(method: str, params: Any, request_id: int) -> bytes:
@@ -131,8 +130,7 @@ class SubprocessAdapter(Adapter):
         self.exit_grace = exit_grace
         self._argv: list[str] | None = None
         self._env: dict[str, str] = {}
-        self._child: Child | None = None
-        self._lock = asyncio.Lock()
+        self._channel = PersistentChannel(self._spawn, _as_reply, self._ended, max_line_bytes=max_line_bytes)
         self._next_id = 0
 
     def __repr__(self) -> str:
@@ -150,33 +148,37 @@ class SubprocessAdapter(Adapter):
     @property
     def pid(self) -> int | None:
         """The persistent process's id, while there is one."""
-        return self._child.proc.pid if self._child is not None else None
+        child = self._channel.child
+        return child.proc.pid if child is not None else None
 
     async def start(self) -> None:
         """Resolve the command; in persistent mode also start the process. SkillCrashed if it cannot start."""
         self.argv  # noqa: B018 - resolves, raising SkillCrashed for a missing program
         if self.persistent:
-            async with self._lock:
-                if self._child is None:
-                    self._child = await self._spawn()
+            await self._channel.ensure_started()
 
     async def invoke(self, input_data: Any, timeout: float) -> Invocation:
         if self.persistent:
-            return _invocation(await self._call_persistent("invoke", input_data, timeout))
+            reply, seconds = await self._call_persistent("invoke", input_data, timeout)
+            invocation = _invocation(reply)
+            invocation.latency_ms = seconds * 1000
+            return invocation
         return _invocation(await self._call_once("invoke", input_data, timeout))
 
     async def healthcheck(self, timeout: float = 5.0) -> bool:
         """True when the skill answers the ``healthcheck`` method with a result."""
-        call = self._call_persistent if self.persistent else self._call_once
         try:
-            reply = await call("healthcheck", {}, timeout)
+            if self.persistent:
+                reply, _ = await self._call_persistent("healthcheck", {}, timeout)
+            else:
+                reply = await self._call_once("healthcheck", {}, timeout)
         except SkillError:
             return False
         return reply.get("error") is None
 
     async def close(self) -> None:
         """End the persistent process: EOF on its stdin, then SIGKILL to its group. Never raises."""
-        child, self._child = self._child, None
+        child = await self._channel.close()
         if child is None:
             return
         try:
@@ -193,44 +195,8 @@ class SubprocessAdapter(Adapter):
         return await Child.start(self.argv, cwd=self.skill.root, env=self._env,
                                  stderr_bytes=self.stderr_bytes)
 
-    async def _call_persistent(self, method: str, params: Any, timeout: float) -> Reply:
-        async with self._lock:
-            self._next_id += 1
-            request_id = self._next_id
-            request = _request(method, params, request_id)
-            last = b""
-            child = self._child
-            try:
-                async with asyncio.timeout(timeout):
-                    if child is None:
-                        child = self._child = await self._spawn()
-                    stdin, stdout = child.proc.stdin, child.proc.stdout
-                    assert stdin is not None and stdout is not None
-                    try:
-                        stdin.write(request)
-                        await stdin.drain()
-                    except ConnectionError:
-                        raise _StdoutClosed from None
-                    while line := await read_line(stdout, self.max_line_bytes):
-                        reply = _as_reply(line)
-                        if reply is not None:
-                            reply_id = reply.get("id")
-                            if reply_id == request_id or (reply_id is None and "error" in reply):
-                                return reply
-                        elif line.strip():
-                            last = line
-                    raise _StdoutClosed
-            except TimeoutError:
-                await self._discard(child)
-                raise SkillTimeout(f"no reply within {timeout:g}s"
-                                   + (f"; last output: {excerpt(last)}" if last else "")) from None
-            except SkillProtocolError:
-                await self._discard(child)
-                raise
-            except _StdoutClosed:
-                self._child = None
-                assert child is not None
-                raise await self._ended(child, "before replying") from None
+    async def _call_persistent(self, method: str, params: Any, timeout: float) -> tuple[Reply, float]:
+        return await self._channel.call(lambda request_id: _request(method, params, request_id), timeout)
 
     async def _call_once(self, method: str, params: Any, timeout: float) -> Reply:
         self._next_id += 1
@@ -275,12 +241,6 @@ class SubprocessAdapter(Adapter):
         finally:
             if child is not None:
                 await child.kill()
-
-    async def _discard(self, child: Child | None) -> None:
-        if self._child is child:
-            self._child = None
-        if child is not None:
-            await child.kill()
 
     async def _ended(self, child: Child, what: str) -> SkillError:
         """The error for a process whose stdout ended: a crash, or a protocol fault if it runs on."""

@@ -257,8 +257,7 @@ class Store:
         rows = [self._row(evaluation_id, result) for result in results]
         try:
             with self._write("saving task results") as db:
-                for row in rows:
-                    db.execute(_INSERT_RESULT, row)
+                db.executemany(_INSERT_RESULT, rows)
         except HarnessError as exc:
             if isinstance(exc.__cause__, sqlite3.IntegrityError):
                 raise HarnessError(f"results store {self.path}: no evaluation {evaluation_id!r} "

@@ -1,0 +1,197 @@
+"""A long-lived JSON-RPC program with requests pipelined on its stdin.
+
+Requests are written as soon as they are made (up to the runner's concurrency), so the program never waits
+for the harness between two requests. A program reading stdin line by line answers in order, so each
+request's clock starts when the program can start on it: when it was sent or when the reply before it came,
+whichever is later. Latency and timeouts are measured from there, so time spent queued behind other
+requests is never charged to a task.
+
+When the program times out, dies or breaks the protocol, the request it was working on fails; the
+requests queued behind it, which it never started, are sent again to a fresh process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ..errors import SkillError, SkillProtocolError, SkillTimeout
+from ._process import Child, excerpt, read_line
+
+Reply = dict[str, Any]
+Parse = Callable[[bytes], "Reply | None"]
+
+
+class _Pending:
+    __slots__ = ("id", "request", "timeout", "future", "started", "timer", "last")
+
+    def __init__(self, request_id: int, request: bytes, timeout: float, future: asyncio.Future[Any]) -> None:
+        self.id = request_id
+        self.request = request
+        self.timeout = timeout
+        self.future = future
+        self.started: float | None = None
+        self.timer: asyncio.TimerHandle | None = None
+        self.last = b""
+
+
+class PersistentChannel:
+    """Sends requests to one program at a time and matches replies by id.
+
+    ``spawn`` starts the program; ``parse`` turns a stdout line into a reply (or None for a log line);
+    ``ended`` builds the error for a program whose stdout ended while it was working on a request.
+    """
+
+    def __init__(self, spawn: Callable[[], Awaitable[Child]], parse: Parse,
+                 ended: Callable[[Child, str], Awaitable[SkillError]], *, max_line_bytes: int) -> None:
+        self._spawn = spawn
+        self._parse = parse
+        self._ended = ended
+        self._max_line_bytes = max_line_bytes
+        self._child: Child | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._queue: collections.deque[_Pending] = collections.deque()
+        self._lock = asyncio.Lock()  # held while a process is started or replaced
+        self._next_id = 0
+
+    @property
+    def child(self) -> Child | None:
+        return self._child
+
+    async def ensure_started(self) -> Child:
+        async with self._lock:
+            return await self._ensure_child()
+
+    async def call(self, make_request: Callable[[int], bytes], timeout: float) -> tuple[Reply, float]:
+        """Send one request; return its reply and the seconds the program spent on it."""
+        self._next_id += 1
+        request = make_request(self._next_id)
+        loop = asyncio.get_running_loop()
+        pending = _Pending(self._next_id, request, timeout, loop.create_future())
+        async with self._lock:
+            child = await self._ensure_child()
+            self._send(child, pending)
+        return await pending.future
+
+    async def close(self) -> Child | None:
+        """Detach the program (the caller stops it) and fail whatever is still waiting."""
+        async with self._lock:
+            child = self._detach()
+            for pending in self._queue:
+                self._settle(pending, error=SkillError("the skill was closed"))
+            self._queue.clear()
+        return child
+
+    # -- sending and receiving ---------------------------------------------------------------------
+
+    async def _ensure_child(self) -> Child:
+        if self._child is None:
+            child = self._child = await self._spawn()
+            self._reader = asyncio.create_task(self._read(child))
+        return self._child
+
+    def _send(self, child: Child, pending: _Pending) -> None:
+        stdin = child.proc.stdin
+        assert stdin is not None
+        self._queue.append(pending)
+        if self._queue[0] is pending:
+            self._start_clock(pending)
+        # if the program is gone, the reader sees its stdout end and fails or resends this request
+        with contextlib.suppress(ConnectionError, RuntimeError):
+            stdin.write(pending.request)
+
+    def _start_clock(self, pending: _Pending) -> None:
+        loop = asyncio.get_running_loop()
+        pending.started = loop.time()
+        pending.timer = loop.call_at(pending.started + pending.timeout, self._timed_out, pending)
+
+    @staticmethod
+    def _settle(pending: _Pending, *, reply: Reply | None = None, error: BaseException | None = None) -> None:
+        if pending.timer is not None:
+            pending.timer.cancel()
+        if pending.future.done():
+            return
+        if error is not None:
+            pending.future.set_exception(error)
+        else:
+            started = pending.started if pending.started is not None else asyncio.get_running_loop().time()
+            pending.future.set_result((reply, asyncio.get_running_loop().time() - started))
+
+    async def _read(self, child: Child) -> None:
+        stdout = child.proc.stdout
+        assert stdout is not None
+        queue = self._queue
+        try:
+            while line := await read_line(stdout, self._max_line_bytes):
+                reply = self._parse(line)
+                if reply is None:
+                    if queue and line.strip():
+                        queue[0].last = line
+                    continue
+                reply_id = reply.get("id")
+                if queue and (reply_id == queue[0].id or (reply_id is None and "error" in reply)):
+                    head = queue.popleft()
+                    self._settle(head, reply=reply)
+                    if queue:
+                        self._start_clock(queue[0])
+                    continue
+                for pending in queue:  # a program that answers out of order
+                    if pending.id == reply_id:
+                        queue.remove(pending)
+                        self._settle(pending, reply=reply)
+                        break
+        except SkillProtocolError as exc:
+            await self._replace(child, exc)
+            return
+        except asyncio.CancelledError:
+            return
+        if self._child is child:
+            await self._replace(child, None)
+
+    def _timed_out(self, pending: _Pending) -> None:
+        if self._child is None or pending not in self._queue:
+            return  # answered in the meantime, or already failed
+        last = f"; last output: {excerpt(pending.last)}" if pending.last else ""
+        error = SkillTimeout(f"no reply within {pending.timeout:g}s{last}")
+        asyncio.get_running_loop().create_task(self._replace(self._child, error, head=pending))
+
+    def _detach(self) -> Child | None:
+        child, self._child = self._child, None
+        reader, self._reader = self._reader, None
+        if reader is not None and reader is not asyncio.current_task():
+            reader.cancel()
+        return child
+
+    async def _replace(self, child: Child, error: SkillError | None, head: _Pending | None = None) -> None:
+        """The program failed the request at the head of the queue: fail it, stop the program, and send the
+        requests it never started to a new one."""
+        async with self._lock:
+            if self._child is not child:
+                return
+            self._detach()
+            failed = head if head is not None and head in self._queue else (self._queue[0] if self._queue else None)
+            if error is None:
+                error = await self._ended(child, "before replying")
+            else:
+                await child.kill()
+            if failed is not None:
+                self._queue.remove(failed)
+                self._settle(failed, error=error)
+            waiting = [p for p in self._queue if not p.future.done()]
+            self._queue.clear()
+            if not waiting:
+                return
+            try:
+                fresh = await self._ensure_child()
+            except SkillError as exc:
+                for pending in waiting:
+                    self._settle(pending, error=exc)
+                return
+            for pending in waiting:
+                if pending.timer is not None:
+                    pending.timer.cancel()
+                pending.started = pending.timer = None
+                self._send(fresh, pending)
