@@ -240,11 +240,10 @@ def test_the_token_never_appears_in_errors_or_reprs(server: Server, monkeypatch:
     assert not [text for text in seen if TOKEN in text]
 
 
-def test_missing_token_variable_is_an_input_error_at_start(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_token_variable_is_an_input_error_when_the_adapter_is_made(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("WEB_TOKEN_UNSET", raising=False)
-    adapter = HttpAdapter(make_skill("http://127.0.0.1:9/x", authType="bearer", authTokenEnvKey="WEB_TOKEN_UNSET"))
     with pytest.raises(InputError) as info:
-        asyncio.run(adapter.start())
+        HttpAdapter(make_skill("http://127.0.0.1:9/x", authType="bearer", authTokenEnvKey="WEB_TOKEN_UNSET"))
     assert info.value.field == "$.authTokenEnvKey"
     assert str(info.value.file).endswith("adapter.config.json")
     assert "WEB_TOKEN_UNSET" in str(info.value)

@@ -115,7 +115,15 @@ def bad_input_cases(tmp_path: Path):
     bench_typed.write_text(json.dumps({"id": "b", "tasks": [{"id": "a", "timeoutMs": "soon"}]}))
     bench_scorer = tmp_path / "bench-scorer.json"
     bench_scorer.write_text(json.dumps({"id": "b", "tasks": [{"id": "a", "evaluator": {"type": "fuzzy"}}]}))
+    needs_token = tmp_path / "needs-token"
+    needs_token.mkdir()
+    (needs_token / "skill.json").write_text(json.dumps({"id": "needs-token", "name": "T", "version": "1.0.0",
+                                                        "adapterType": "http", "entrypoint": "http://127.0.0.1:9/x"}))
+    (needs_token / "adapter.config.json").write_text(json.dumps({"authType": "bearer",
+                                                                 "authTokenEnvKey": "EVAL_SKILLS_TEST_UNSET"}))
     return [
+        (["--skills", needs_token],
+         "adapter.config.json: $.authTokenEnvKey: environment variable EVAL_SKILLS_TEST_UNSET"),
         (["--skills", broken], "skill.json: invalid JSON"),
         (["--skills", typed], "skill.json: $.entrypoint:"),
         (["--skills", good, "--benchmark", bench_bad], "bench-bad.json: invalid JSON"),

@@ -1,10 +1,61 @@
 """eval-skills: evaluate AI agent skills (tool skills and instruction skills).
 
-The public API is re-exported here lazily so that importing the package stays cheap.
+The public API is listed in ``__all__`` and imported lazily, so ``import eval_skills`` stays cheap::
+
+    import asyncio
+    from eval_skills import RunSettings, build_plan, evaluate, load_skills, resolve_benchmark
+
+    plan = build_plan(load_skills(["examples/skills/calculator"]), resolve_benchmark("coding-easy"),
+                      runs=1, default_evaluator="exact")
+    outcome = asyncio.run(evaluate(plan, RunSettings(concurrency=4)))
+    print(outcome.reports[0]["summary"])
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 from ._version import __version__
 
-__all__ = ["__version__"]
+# public name -> module that defines it
+_EXPORTS: dict[str, str] = {
+    # errors
+    "EvalSkillsError": "errors", "InputError": "errors", "UnknownBenchmarkError": "errors",
+    "UnknownScorerError": "errors", "SkillError": "errors", "SkillTimeout": "errors", "SkillCrashed": "errors",
+    "SkillProtocolError": "errors", "SkillRpcError": "errors", "SkillHttpError": "errors",
+    "ScorerError": "errors", "HarnessError": "errors",
+    # formats
+    "Skill": "formats.skill", "SkillManifest": "formats.skill", "AdapterConfig": "formats.skill",
+    "load_skill": "formats.skill", "load_skills": "formats.skill",
+    "Benchmark": "formats.benchmark", "Task": "formats.benchmark", "resolve_benchmark": "formats.benchmark",
+    "load_tasks_file": "formats.benchmark", "builtin_benchmark_ids": "formats.benchmark",
+    # records
+    "TaskResult": "results", "Invocation": "results", "Usage": "results", "Score": "results",
+    # adapters
+    "Adapter": "adapters", "FakeAdapter": "adapters", "create_adapter": "adapters",
+    # scoring
+    "scorer": "scoring.scorers", "get_scorer": "scoring.scorers", "SCORERS": "scoring.scorers",
+    "Check": "scoring.assertions", "CheckResult": "scoring.assertions", "run_check": "scoring.assertions",
+    "run_checks": "scoring.assertions",
+    # engine
+    "Plan": "plan", "build_plan": "plan", "RunSettings": "runner", "execute": "runner",
+    "evaluate": "evaluation", "EvaluationOutcome": "evaluation",
+    "Store": "store", "write_reports": "reports", "load_report_file": "reports",
+    "check_fixtures": "fixtures_check",
+}
+
+__all__ = ["__version__", *sorted(_EXPORTS)]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'eval_skills' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -42,7 +42,7 @@ __all__ = [
     "Overall",
     "Problem",
     "SkillResult",
-    "TaskResult",
+    "FixtureTaskResult",
     "check_fixtures",
     "default_min_score",
     "score_task",
@@ -54,7 +54,7 @@ TOLERANCE = 1e-9  # means of fractions are compared to the threshold with this s
 
 
 @dataclass(frozen=True, slots=True)
-class TaskResult:
+class FixtureTaskResult:
     id: str
     score: float | None  # None: the task has no checks, so it is not scored
     passed: bool
@@ -73,7 +73,7 @@ class SkillResult:
     score: float | None  # mean of the scored tasks; None when none was scored
     passed: int  # tasks that passed
     total: int  # tasks scored
-    tasks: list[TaskResult]
+    tasks: list[FixtureTaskResult]
 
     def to_dict(self) -> dict[str, Any]:
         return {"skill": self.skill, "score": self.score, "passed": self.passed, "total": self.total,
@@ -165,25 +165,25 @@ def task_checks(task: FixtureTask) -> list[Check]:
             + [Check("must_not_include", value) for value in task.must_not_include])
 
 
-def score_task(task: FixtureTask, text: str | None, file: str) -> TaskResult:
+def score_task(task: FixtureTask, text: str | None, file: str) -> FixtureTaskResult:
     """Score one answer (``None`` when its file is missing) against its task's checks."""
     checks = task_checks(task)
     if text is None:
         why = "no file: " + file
         results = [CheckResult(c.kind, c.value, False, why) for c in checks]
-        return TaskResult(task.id, 0.0 if checks else None, False, True, file, results)
+        return FixtureTaskResult(task.id, 0.0 if checks else None, False, True, file, results)
     results = [run_check(c, text) for c in checks]
     if not results:
-        return TaskResult(task.id, None, False, False, file, results)
+        return FixtureTaskResult(task.id, None, False, False, file, results)
     passed = sum(1 for r in results if r.passed)
-    return TaskResult(task.id, passed / len(results), passed == len(results), False, file, results)
+    return FixtureTaskResult(task.id, passed / len(results), passed == len(results), False, file, results)
 
 
 def _mean(scores: Sequence[float]) -> float:
     return math.fsum(scores) / len(scores) if scores else 0.0
 
 
-def _validate_task(skill: InstructionSkill, task: FixtureTask, result: TaskResult,
+def _validate_task(skill: InstructionSkill, task: FixtureTask, result: FixtureTaskResult,
                    sources: Sequence[str]) -> list[Problem]:
     problems: list[Problem] = []
     if result.missing:
@@ -209,7 +209,7 @@ def _check_skill(skill: InstructionSkill, skills_dir: Path, answers_dir: Path | 
     if answers_dir is None:
         sources = [source.text for source in grounding_sources(skill, skills_dir)]
     folder = str(skill.root / EXAMPLES_DIR if answers_dir is None else answers_dir / skill.name)
-    results: list[TaskResult] = []
+    results: list[FixtureTaskResult] = []
     for task in tasks:
         file = os.path.join(folder, f"{task.id}.md")
         result = score_task(task, read_answer(file), file)

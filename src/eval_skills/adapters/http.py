@@ -104,6 +104,7 @@ class HttpAdapter(Adapter):
         self._server: Child | None = None
         self._secret: _Secret | None = None
         self._lock = asyncio.Lock()
+        self._headers()  # a token variable that is not set is an input error before anything runs or is written
 
     def __repr__(self) -> str:
         return f"<HttpAdapter {self.skill.id} {self.url}>"
@@ -116,7 +117,7 @@ class HttpAdapter(Adapter):
     # -- lifetime ------------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Read the token (InputError when its variable is unset), open the client, launch ``start``."""
+        """Open the client and launch the ``start`` command, if any, waiting until the server answers."""
         async with self._lock:
             if self._client is not None:
                 return
