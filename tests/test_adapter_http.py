@@ -19,6 +19,7 @@ from eval_skills.adapters.http import HttpAdapter, invoke_url
 from eval_skills.errors import InputError, SkillCrashed, SkillHttpError, SkillProtocolError, SkillTimeout
 from eval_skills.formats.skill import AdapterConfig, Skill, SkillManifest, load_skill
 from eval_skills.results import Usage
+from procs import gone
 
 HERE = Path(__file__).parent
 SKILLS = HERE / "skills"
@@ -130,14 +131,6 @@ def call(skill: Skill, input_data: Any, timeout: float = 5.0) -> Any:
         return await adapter.invoke(input_data, timeout)
 
     return run_with(skill, body)
-
-
-def gone(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
-    except FileNotFoundError:
-        return True
 
 
 # -- answers ---------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from eval_skills.adapters.subprocess import SubprocessAdapter
 from eval_skills.errors import InputError, SkillCrashed, SkillProtocolError, SkillRpcError, SkillTimeout
 from eval_skills.formats.skill import AdapterConfig, Skill, SkillManifest, load_skill
 from eval_skills.results import Usage
+from procs import gone, wait_gone
 
 HERE = Path(__file__).parent
 SKILLS = HERE / "skills"
@@ -53,30 +54,6 @@ def call(persistent: bool, params: dict[str, Any], timeout: float = 10.0) -> Any
         return await adapter.invoke(params, timeout)
 
     return run_with(make_skill(persistent=persistent), body)
-
-
-def gone(pid: int) -> bool:
-    """True when the process no longer runs (a zombie waiting for a parent that is not us counts as gone)."""
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
-    except FileNotFoundError:
-        return True
-    except OSError:  # pragma: no cover - no /proc
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        return False
-
-
-def wait_gone(pid: int, seconds: float = 3.0) -> bool:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if gone(pid):
-            return True
-        time.sleep(0.02)
-    return gone(pid)
 
 
 # -- answers ---------------------------------------------------------------------------------------

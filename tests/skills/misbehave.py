@@ -42,8 +42,9 @@ def handle(request):
         os._exit(5)
     if do == "hang":
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-        with open(params["pid_file"], "w") as handle_:
-            handle_.write(f"{os.getpid()} {child.pid}")
+        if "pid_file" in params:
+            with open(params["pid_file"], "w") as handle_:
+                handle_.write(f"{os.getpid()} {child.pid}")
         time.sleep(60)
     if do == "slow":
         time.sleep(float(params.get("seconds", 0.2)))
