@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from procs import gone
 
 from eval_skills.adapters import create_adapter
 from eval_skills.adapters.http import HttpAdapter, invoke_url
 from eval_skills.errors import InputError, SkillCrashed, SkillHttpError, SkillProtocolError, SkillTimeout
 from eval_skills.formats.skill import AdapterConfig, Skill, SkillManifest, load_skill
 from eval_skills.results import Usage
-from procs import gone
 
 HERE = Path(__file__).parent
 SKILLS = HERE / "skills"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import resource
 import sys
 import time
@@ -13,6 +12,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from procs import wait_gone
 
 from eval_skills.adapters import create_adapter
 from eval_skills.adapters._process import BASE_ENV_KEYS
@@ -20,7 +20,6 @@ from eval_skills.adapters.subprocess import SubprocessAdapter
 from eval_skills.errors import InputError, SkillCrashed, SkillProtocolError, SkillRpcError, SkillTimeout
 from eval_skills.formats.skill import AdapterConfig, Skill, SkillManifest, load_skill
 from eval_skills.results import Usage
-from procs import gone, wait_gone
 
 HERE = Path(__file__).parent
 SKILLS = HERE / "skills"
