@@ -122,7 +122,12 @@ def bad_input_cases(tmp_path: Path):
                                                         "adapterType": "http", "entrypoint": "http://127.0.0.1:9/x"}))
     (needs_token / "adapter.config.json").write_text(json.dumps({"authType": "bearer",
                                                                  "authTokenEnvKey": "EVAL_SKILLS_TEST_UNSET"}))
+    mcp = tmp_path / "mcp"
+    mcp.mkdir()
+    (mcp / "skill.json").write_text(json.dumps({"id": "mcp", "name": "M", "version": "1.0.0", "adapterType": "mcp",
+                                                "entrypoint": "npx some-server"}))
     return [
+        (["--skills", mcp], "skill.json: $.adapterType: adapterType 'mcp' is not supported yet"),
         (["--skills", needs_token],
          "adapter.config.json: $.authTokenEnvKey: environment variable EVAL_SKILLS_TEST_UNSET"),
         (["--skills", broken], "skill.json: invalid JSON"),
@@ -136,9 +141,10 @@ def bad_input_cases(tmp_path: Path):
     ]
 
 
-def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path):
+@pytest.mark.parametrize("dry_run", [[], ["--dry-run"]], ids=["run", "dry-run"])
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, dry_run):
     for args, expected in bad_input_cases(tmp_path):
-        out = cli("eval", *args, "--output-dir", tmp_path / "r", "--store", tmp_path / "s.db", cwd=tmp_path)
+        out = cli("eval", *args, *dry_run, "--output-dir", tmp_path / "r", "--store", tmp_path / "s.db", cwd=tmp_path)
         assert out.returncode == 2, (args, out.stderr)
         lines = out.stderr.strip().splitlines()
         assert len(lines) == 1 and expected in lines[0], (args, out.stderr)

@@ -113,6 +113,10 @@ def eval_command(ctx: click.Context, **params: Any) -> None:
     settings = RunSettings(concurrency=opts["concurrency"], timeout_ms=opts["timeout"], retries=opts["retries"],
                            backoff_ms=params["backoff"])
     if params["dry_run"]:
+        from ..adapters import create_adapter
+
+        for skill in plan.skills:
+            create_adapter(skill)  # checks adapter settings (type, command, token variable); starts nothing
         _print_plan(plan, settings, opts, params["as_json"])
         return
     outcome = _run(plan, settings, opts, params)
