@@ -41,7 +41,8 @@ class Score:
 
 @dataclass(slots=True)
 class TaskResult:
-    """One (skill, task, run) item, finished. Failures are results too, with their reason."""
+    """One (skill, task, run) item, finished. Failures are results too: ``error`` says why a call or scorer
+    failed; ``reason`` is the scorer's explanation of a pass or fail."""
 
     task_id: str
     skill_id: str

@@ -67,7 +67,7 @@ async def _run_item(item: WorkItem, adapter: Adapter, plan: Plan, settings: RunS
     task = planned.task
     base = TaskResult(task.id, item.skill.id, item.run_id, "error", 0.0, 0.0, scorer_type=planned.scorer_type)
     if item.input_problem:
-        base.error = base.reason = item.input_problem
+        base.error = item.input_problem
         return base
     timeout_ms = planned.timeout_ms or item.skill.adapter.timeoutMs or settings.timeout_ms
     timeout_s = timeout_ms / 1000
@@ -80,7 +80,7 @@ async def _run_item(item: WorkItem, adapter: Adapter, plan: Plan, settings: RunS
         except SkillError as exc:
             base.latency_ms = (time.perf_counter() - started) * 1000
             base.status = exc.status  # type: ignore[assignment]
-            base.error = base.reason = str(exc) or type(exc).__name__
+            base.error = str(exc) or type(exc).__name__
             base.attempts = attempt
             if exc.retryable and attempt <= settings.retries:
                 await asyncio.sleep(settings.backoff_ms * attempt / 1000)
@@ -98,7 +98,7 @@ async def _run_item(item: WorkItem, adapter: Adapter, plan: Plan, settings: RunS
         score = planned.scorer(invocation.output, task, planned.options, plan.scoring)
     except EvalSkillsError as exc:
         base.status = "error"
-        base.error = base.reason = f"scorer {planned.scorer_type} failed: {exc}"
+        base.error = f"scorer {planned.scorer_type} failed: {exc}"
         return base
     base.status = "pass" if score.passed else "fail"
     base.score = score.value
@@ -127,7 +127,7 @@ async def execute(plan: Plan, settings: RunSettings, factory: AdapterFactory, *,
             if failure is not None:
                 planned = item.planned
                 record(TaskResult(planned.task.id, item.skill.id, item.run_id, "error", 0.0, 0.0,
-                                  error=failure, reason=failure, scorer_type=planned.scorer_type))
+                                  error=failure, scorer_type=planned.scorer_type))
                 continue
             record(await _run_item(item, adapters[item.skill.id], plan, settings))
 
