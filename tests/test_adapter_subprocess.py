@@ -368,3 +368,14 @@ def test_requests_queued_behind_a_crash_go_to_a_fresh_process() -> None:
     assert isinstance(die, SkillCrashed) and "code 5" in str(die)
     assert all(not isinstance(r, BaseException) for r in after), after
     assert {r.output["pid"] for r in after} != {first.output["pid"]}
+
+
+def test_timeouts_of_queued_requests_count_only_their_own_time() -> None:
+    async def body(adapter: SubprocessAdapter) -> list[Any]:
+        calls = [adapter.invoke({"do": "hang"}, 0.5) for _ in range(3)]
+        return list(await asyncio.gather(*calls, return_exceptions=True))
+
+    errors = run_with(make_skill(persistent=True), body)
+    assert all(isinstance(e, SkillTimeout) for e in errors), errors
+    latencies = [e.latency_ms for e in errors]
+    assert all(480 <= ms < 900 for ms in latencies), latencies  # not 500, 1000, 1500

@@ -126,7 +126,37 @@ def bad_input_cases(tmp_path: Path):
     mcp.mkdir()
     (mcp / "skill.json").write_text(json.dumps({"id": "mcp", "name": "M", "version": "1.0.0", "adapterType": "mcp",
                                                 "entrypoint": "npx some-server"}))
+    def task_file(name, content):
+        path = tmp_path / name
+        path.write_text(content if isinstance(content, str) else json.dumps(content))
+        return path
+
+    dupes = task_file("dupes.json", [{"id": "a"}, {"id": "a"}])
+    typo = task_file("typo.json", [{"id": "a", "expectedOuput": {"value": "2"}}])
+    typo_inner = task_file("typo-inner.json", [{"id": "a", "expectedOutput": {"valeu": "2"}}])
+    no_value = task_file("no-value.json", [{"id": "a", "expectedOutput": {"type": "exact"}}])
+    bad_regex = task_file("bad-regex.json", [{"id": "a", "expectedOutput": {"type": "regex", "pattern": "(x"}}])
+    no_keywords = task_file("no-keywords.json", {"tasks": [{"id": "a", "evaluator": {"type": "contains"}}]})
+    (tmp_path / "broken_scorer.py").write_text("def score(:\n")
+    bad_custom = task_file("bad-custom.json", [{"id": "a", "evaluator": {"type": "custom"},
+                                                "expectedOutput": {"customScorerPath": "broken_scorer.py"}}])
+    skill_typo = tmp_path / "skill-typo"
+    skill_typo.mkdir()
+    (skill_typo / "skill.json").write_text(json.dumps({"id": "t", "name": "T", "version": "1.0.0", "adapterType":
+                                                       "subprocess", "entrypoint": "python3 x.py", "inputSchem": {}}))
+    (tmp_path / "a-file").write_text("")
     return [
+        (["--skills", good, "--tasks", dupes], "dupes.json: $[1].id: task id 'a' appears twice"),
+        (["--skills", good, "--tasks", typo], "typo.json: $[0].expectedOuput: unknown field"),
+        (["--skills", good, "--tasks", typo_inner], "typo-inner.json: $[0].expectedOutput.valeu: unknown field"),
+        (["--skills", good, "--tasks", no_value],
+         "no-value.json: $[0].expectedOutput: exact needs expectedOutput.value"),
+        (["--skills", good, "--tasks", bad_regex], "bad-regex.json: $[0].expectedOutput: invalid regex '(x'"),
+        (["--skills", good, "--tasks", no_keywords], "no-keywords.json: $.tasks[0].expectedOutput: contains needs"),
+        (["--skills", good, "--tasks", bad_custom],
+         "bad-custom.json: $[0].expectedOutput: custom scorer broken_scorer"),
+        (["--skills", skill_typo], "skill.json: $.inputSchem: unknown field"),
+        (["--skills", good, "--output-dir", tmp_path / "a-file"], "a-file: cannot create the report folder"),
         (["--skills", mcp], "skill.json: $.adapterType: adapterType 'mcp' is not supported yet"),
         (["--skills", needs_token],
          "adapter.config.json: $.authTokenEnvKey: environment variable EVAL_SKILLS_TEST_UNSET"),
@@ -136,7 +166,7 @@ def bad_input_cases(tmp_path: Path):
         (["--skills", good, "--benchmark", bench_typed], "bench-typed.json: $.tasks[0].timeoutMs:"),
         (["--skills", good, "--benchmark", "no-such-benchmark"], "unknown benchmark 'no-such-benchmark'"),
         (["--skills", good, "--benchmark", bench_scorer], "$.tasks[0].evaluator.type: unknown scorer type 'fuzzy'"),
-        (["--skills", good, "--evaluator", "fuzzy"], "unknown scorer type 'fuzzy'"),
+        (["--skills", good, "--evaluator", "fuzzy"], "--evaluator: unknown scorer type 'fuzzy'"),
         (["--skills", tmp_path / "missing"], "no such file or folder"),
     ]
 
@@ -144,7 +174,8 @@ def bad_input_cases(tmp_path: Path):
 @pytest.mark.parametrize("dry_run", [[], ["--dry-run"]], ids=["run", "dry-run"])
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, dry_run):
     for args, expected in bad_input_cases(tmp_path):
-        out = cli("eval", *args, *dry_run, "--output-dir", tmp_path / "r", "--store", tmp_path / "s.db", cwd=tmp_path)
+        out_dir = [] if "--output-dir" in args else ["--output-dir", tmp_path / "r"]
+        out = cli("eval", *args, *dry_run, *out_dir, "--store", tmp_path / "s.db", cwd=tmp_path)
         assert out.returncode == 2, (args, out.stderr)
         lines = out.stderr.strip().splitlines()
         assert len(lines) == 1 and expected in lines[0], (args, out.stderr)
@@ -207,3 +238,46 @@ def test_interrupt_keeps_what_finished(tmp_path):
     assert 3 <= finished < 200 and report["interrupted"] is True
     with sqlite3.connect(db) as conn:
         assert conn.execute("select count(*) from task_results").fetchone()[0] == finished
+
+
+def test_explicit_timeout_wins_over_the_skills_own(tmp_path):
+    skill = chaos_skill(tmp_path, True)
+    (skill / "adapter.config.json").write_text(json.dumps({"persistent": True, "timeoutMs": 5000}))
+    tasks = tmp_path / "slow.json"
+    tasks.write_text(json.dumps([{"id": "slow", "inputData": {"do": "slow", "seconds": 1.5},
+                                  "expectedOutput": {"keywords": ["slow"]}, "evaluator": {"type": "contains"}}]))
+    common = ["eval", "--skills", skill, "--tasks", tasks, "--no-store", "--json", "--format", "json",
+              "--output-dir", tmp_path / "r"]
+    (report,) = json.loads(cli(*common, cwd=tmp_path).stdout)
+    assert report["taskResults"][0]["status"] == "pass"  # the skill's 5 s applies
+    (report,) = json.loads(cli(*common, "--timeout", "500", cwd=tmp_path).stdout)
+    assert report["taskResults"][0]["status"] == "timeout"  # the user's 0.5 s wins
+
+
+def test_custom_scorer_returning_nan_or_out_of_range_is_a_task_error(tmp_path):
+    skill = chaos_skill(tmp_path, True)
+    (tmp_path / "odd.py").write_text("def score(output, expected, task):\n"
+                                     "    return float('nan') if expected['mode'] == 'nan' else 7\n")
+    tasks = tmp_path / "odd.json"
+    tasks.write_text(json.dumps([{"id": mode, "inputData": {"do": "ok"}, "evaluator": {"type": "custom"},
+                                  "expectedOutput": {"customScorerPath": "odd.py", "mode": mode}}
+                                 for mode in ("nan", "seven")]))
+    out = cli("eval", "--skills", skill, "--tasks", tasks, "--no-store", "--json", "--format", "json",
+              "--output-dir", tmp_path / "r", cwd=tmp_path)
+    (report,) = json.loads(out.stdout)
+    for result in report["taskResults"]:
+        assert result["status"] == "error" and "expected a number from 0 to 1" in result["error"], result
+
+
+def test_usage_errors_are_one_line(tmp_path):
+    out = cli("eval", "--skills", CALCULATOR, "--runs", "0", cwd=tmp_path)
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [
+        "error: Invalid value for '--runs': 0 is not in the range x>=1. (see 'eval-skills eval --help')"]
+
+
+def test_config_errors_name_the_config_file(tmp_path):
+    (tmp_path / "eval-skills.config.yaml").write_text("format: [json, pdf]\n")
+    out = cli("eval", "--skills", CALCULATOR, "--no-store", cwd=tmp_path)
+    assert out.returncode == 2
+    assert "eval-skills.config.yaml: $.format: unknown report format 'pdf'" in out.stderr

@@ -105,6 +105,7 @@ def test_retries_apply_to_errors_but_not_to_rpc_errors(tmp_path):
     outcome, _ = run(plan, responder, retries=2, backoff_ms=1)
     by_id = {r.task_id: r for r in outcome.results}
     assert by_id["t0"].status == "pass" and by_id["t0"].attempts == 3
+    assert by_id["t0"].error is None  # the earlier attempts' error is not the result's
     assert by_id["t1"].status == "error" and by_id["t1"].attempts == 1 and calls["t1"] == 1
     assert "no such operation" in by_id["t1"].error
 
@@ -213,3 +214,30 @@ def test_custom_scorer_path_may_not_leave_the_benchmark_folder(tmp_path):
         {"id": "x", "evaluator": {"type": "custom"}, "expectedOutput": {"customScorerPath": "../evil.py"}}]})
     with pytest.raises(InputError, match="leaves the benchmark"):
         build_plan([make_skill(tmp_path)], b, runs=1, default_evaluator="exact", base_dir=inner)
+
+
+def test_timeout_precedence_task_then_user_then_skill_then_default():
+    settings = RunSettings(timeout_ms=30_000)
+    assert settings.timeout_for(None, None) == 30_000
+    assert settings.timeout_for(None, 5_000) == 5_000
+    assert RunSettings(timeout_override_ms=500).timeout_for(None, 5_000) == 500
+    assert RunSettings(timeout_override_ms=500).timeout_for(2_000, 5_000) == 2_000
+
+
+def test_interrupt_while_skills_start_records_nothing_and_stops_them(tmp_path):
+    plan = build_plan([make_skill(tmp_path)], bench(3), runs=1, default_evaluator="exact")
+
+    class SlowStart(FakeAdapter):
+        async def start(self):
+            await asyncio.sleep(30)
+
+    adapter = SlowStart(lambda i: {"result": i["x"]})
+
+    async def main():
+        stop = asyncio.Event()
+        asyncio.get_running_loop().call_later(0.1, stop.set)
+        return await execute(plan, RunSettings(), lambda s: adapter, stop=stop)
+
+    outcome = asyncio.run(asyncio.wait_for(main(), 5))
+    assert outcome.interrupted and outcome.results == []
+    assert adapter.closed and adapter.calls == []

@@ -50,3 +50,9 @@ def test_token_cost_sums_known_usage():
     out = skill_summary([r("pass", 1, 1, usage=Usage(1, 2, 3)), r("pass", 1, 1), r("pass", 1, 1, usage=Usage(4, 5, 9))],
                         runs=1, latency_budget_ms=100)
     assert out["tokenCost"] == {"promptTokens": 5, "completionTokens": 7, "totalTokens": 12}
+
+
+def test_no_results_means_no_metrics_rather_than_zeros():
+    out = skill_summary([], runs=2, latency_budget_ms=1000)
+    assert out["summary"]["completionRate"] is None and out["summary"]["compositeScore"] is None
+    assert out["summary"]["totalTasks"] == 0 and out["latency"]["p95Ms"] is None

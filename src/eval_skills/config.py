@@ -17,6 +17,7 @@ from .errors import InputError
 from .formats._load import validate
 
 PROJECT_CONFIG = "eval-skills.config.yaml"
+REPORT_FORMATS = ("json", "markdown", "md", "html", "csv")
 
 
 def user_config_path() -> Path:
@@ -44,6 +45,14 @@ class Config(BaseModel):
     @classmethod
     def _split(cls, value: Any) -> Any:
         return value.replace(",", " ").split() if isinstance(value, str) else value
+
+    @field_validator("format")
+    @classmethod
+    def _known_formats(cls, value: list[str]) -> list[str]:
+        unknown = [f for f in value if f not in REPORT_FORMATS]
+        if unknown:
+            raise ValueError(f"unknown report format {unknown[0]!r}; use json, markdown, html or csv")
+        return value
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:

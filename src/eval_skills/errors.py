@@ -73,6 +73,7 @@ class SkillError(EvalSkillsError):
 
     retryable = True
     status = "error"
+    latency_ms: float | None = None  # set by adapters that know how long the skill itself had the call
 
 
 class SkillTimeout(SkillError):

@@ -59,8 +59,12 @@ async def evaluate(plan: Plan, settings: RunSettings, *, store_path: Path | None
     from .store.writer import ResultWriter
 
     started = timestamp_now()
-    # Build every adapter before anything is written: a configuration error stops the run with nothing stored.
+    # Check everything that can be wrong before anything runs or is written.
     adapters = {skill.id: factory(skill) for skill in plan.skills}
+    if output_dir is not None and formats:
+        from .reports import prepare_output_dir
+
+        prepare_output_dir(output_dir, formats)
     store = Store.open(store_path) if store_path is not None else None
     evaluation_id = ""
     writer: ResultWriter | None = None

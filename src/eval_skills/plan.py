@@ -7,12 +7,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
+from .errors import InputError, ScorerError
 from .formats.benchmark import Benchmark, Task
 from .formats.skill import Skill
-from .scoring.scorers import Scorer, ScoringContext, custom_scorer_path, get_scorer, scorer_type_of
+from .scoring.scorers import Scorer, ScoringContext, get_scorer, scorer_type_of
 
 __all__ = ["Plan", "PlannedTask", "WorkItem", "build_plan"]
+
+# expectedOutput keys besides its declared fields that scorers read (a custom scorer may use any)
+EXPECTED_OPTIONAL = {"flags"}
 
 
 @dataclass(slots=True)
@@ -89,23 +92,33 @@ def build_plan(skills: list[Skill], benchmark: Benchmark, *, runs: int, default_
     if not skills:
         raise InputError("no skills to evaluate", hint="pass --skills with a skill.json or a folder")
     where = benchmark_file or f"benchmark {benchmark.id}"
-    get_scorer(default_evaluator)
+    try:
+        get_scorer(default_evaluator)
+    except InputError as exc:
+        raise type(exc)(exc.problem, field="--evaluator", hint=exc.hint) from None
+    scoring = ScoringContext(base_dir=base_dir)
     planned: list[PlannedTask] = []
     for index, task in enumerate(benchmark.tasks):
+        at = benchmark.task_path(index)
         kind = scorer_type_of(task, default_evaluator)
+        kind_field = (f"{at}.evaluator.type" if task.evaluator is not None
+                      else f"{at}.expectedOutput.type" if task.expectedOutput.type else "--evaluator")
         try:
             scorer = get_scorer(kind)
         except InputError as exc:
-            raise type(exc)(exc.problem, file=where, field=f"$.tasks[{index}].evaluator.type",
-                            hint=exc.hint) from None
-        if scorer.name == "custom":
-            try:
-                custom_scorer_path(task, base_dir)
-            except InputError as exc:
-                raise InputError(exc.problem, file=where, field=f"$.tasks[{index}].expectedOutput.customScorerPath",
-                                 hint=exc.hint) from None
+            raise type(exc)(exc.problem, file=where, field=kind_field, hint=exc.hint) from None
         options = task.evaluator.options() if task.evaluator else {}
+        unknown = sorted(set(task.expectedOutput.model_extra or {}) - EXPECTED_OPTIONAL)
+        if unknown and scorer.name != "custom":
+            raise InputError("unknown field (remove it or check its spelling)", file=where,
+                             field=f"{at}.expectedOutput.{unknown[0]}")
+        if scorer.check is not None:
+            try:
+                scorer.check(task, options, scoring)
+            except (ScorerError, InputError) as exc:
+                problem = exc.problem if isinstance(exc, InputError) else str(exc)
+                raise InputError(problem, file=where, field=f"{at}.expectedOutput",
+                                 hint=f"task {task.id!r} cannot be scored by {scorer.name}") from None
         planned.append(PlannedTask(task, scorer, scorer.name, options, task.timeoutMs))
-    return Plan(skills=skills, benchmark=benchmark, tasks=planned, runs=runs,
-                scoring=ScoringContext(base_dir=base_dir),
+    return Plan(skills=skills, benchmark=benchmark, tasks=planned, runs=runs, scoring=scoring,
                 input_problems=_input_problems(skills, benchmark.tasks))

@@ -25,10 +25,18 @@ ResultCallback = Callable[[TaskResult], None]
 
 @dataclass(frozen=True)
 class RunSettings:
+    """How to run. A task's timeout is its own ``timeoutMs``, else ``timeout_override_ms`` (the user's
+    ``--timeout`` or config file), else the skill's ``adapter.config.json`` ``timeoutMs``, else
+    ``timeout_ms``."""
+
     concurrency: int = 4
     timeout_ms: int = 30_000
     retries: int = 0
     backoff_ms: int = 500  # wait backoff_ms * attempt before retry number `attempt`
+    timeout_override_ms: int | None = None
+
+    def timeout_for(self, task_timeout_ms: int | None, skill_timeout_ms: int | None) -> int:
+        return task_timeout_ms or self.timeout_override_ms or skill_timeout_ms or self.timeout_ms
 
 
 @dataclass(repr=False)
@@ -54,11 +62,18 @@ async def _start_adapters(plan: Plan, factory: AdapterFactory) -> tuple[dict[str
         except SkillError as exc:
             failures[skill_id] = f"skill did not start: {exc}"
 
-    results = await asyncio.gather(*(start(k, a) for k, a in adapters.items()), return_exceptions=True)
-    for outcome in results:
-        if isinstance(outcome, BaseException):
-            await asyncio.gather(*(a.close() for a in adapters.values()), return_exceptions=True)
-            raise outcome
+    tasks = [asyncio.ensure_future(start(k, a)) for k, a in adapters.items()]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        for task in tasks:
+            if task.done() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+    except BaseException:  # an input error found at start, or the run was interrupted: stop what started
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.shield(asyncio.gather(*(a.close() for a in adapters.values()), return_exceptions=True))
+        raise
     return adapters, failures
 
 
@@ -69,8 +84,7 @@ async def _run_item(item: WorkItem, adapter: Adapter, plan: Plan, settings: RunS
     if item.input_problem:
         base.error = item.input_problem
         return base
-    timeout_ms = planned.timeout_ms or item.skill.adapter.timeoutMs or settings.timeout_ms
-    timeout_s = timeout_ms / 1000
+    timeout_s = settings.timeout_for(planned.timeout_ms, item.skill.adapter.timeoutMs) / 1000
     attempt = 0
     while True:
         attempt += 1
@@ -78,7 +92,9 @@ async def _run_item(item: WorkItem, adapter: Adapter, plan: Plan, settings: RunS
         try:
             invocation = await adapter.invoke(task.inputData, timeout_s)
         except SkillError as exc:
-            base.latency_ms = (time.perf_counter() - started) * 1000
+            # an adapter that queues calls knows how long the skill itself had the call
+            base.latency_ms = exc.latency_ms if exc.latency_ms is not None else (
+                (time.perf_counter() - started) * 1000)
             base.status = exc.status  # type: ignore[assignment]
             base.error = str(exc) or type(exc).__name__
             base.attempts = attempt
@@ -89,6 +105,7 @@ async def _run_item(item: WorkItem, adapter: Adapter, plan: Plan, settings: RunS
         base.latency_ms = invocation.latency_ms if invocation.latency_ms is not None else (
             (time.perf_counter() - started) * 1000)
         base.attempts = attempt
+        base.status, base.error = "error", None  # an earlier attempt's error is not this result's
         break
     # Let the next item's call go out before scoring this one, so a serial skill is never idle while we score.
     await asyncio.sleep(0)
@@ -113,7 +130,17 @@ async def execute(plan: Plan, settings: RunSettings, factory: AdapterFactory, *,
     if settings.concurrency < 1:
         raise InputError("concurrency must be at least 1", field="--concurrency")
     outcome = RunOutcome()
-    adapters, failures = await _start_adapters(plan, factory)
+    starting = asyncio.ensure_future(_start_adapters(plan, factory))
+    if stop is not None:
+        stopper = asyncio.ensure_future(stop.wait())
+        await asyncio.wait([starting, stopper], return_when=asyncio.FIRST_COMPLETED)
+        stopper.cancel()
+        if not starting.done():  # interrupted while skills were starting: nothing ran, nothing to record
+            starting.cancel()
+            await asyncio.gather(starting, return_exceptions=True)
+            outcome.interrupted = True
+            return outcome
+    adapters, failures = await starting
     items = plan.items()
 
     def record(result: TaskResult) -> None:
@@ -136,7 +163,7 @@ async def execute(plan: Plan, settings: RunSettings, factory: AdapterFactory, *,
         if stop is None:
             await asyncio.gather(*workers)
         else:
-            stopper: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
+            stopper = asyncio.ensure_future(stop.wait())
             done_all: asyncio.Future[Any] = asyncio.gather(*workers)
             await asyncio.wait([stopper, done_all], return_when=asyncio.FIRST_COMPLETED)
             if not done_all.done():

@@ -41,17 +41,26 @@ def _r(value: float) -> float:
 
 
 def skill_summary(results: Sequence[TaskResult], *, runs: int, latency_budget_ms: float) -> dict[str, Any]:
-    """The ``summary``, ``latency`` and ``tokenCost`` parts of a SkillCompletionReport."""
+    """The ``summary``, ``latency`` and ``tokenCost`` parts of a SkillCompletionReport.
+
+    With no results (a run interrupted before this skill's first task finished) every metric is None:
+    there is nothing to measure, and a 0 would read as a verdict.
+    """
     total = len(results)
+    if not total:
+        none = dict.fromkeys(("completionRate", "partialScore", "errorRate", "consistencyScore", "compositeScore"))
+        counts = dict.fromkeys(("totalTasks", "passed", "failed", "errors", "timeouts"), 0)
+        return {"summary": {**none, **counts}, "latency": dict.fromkeys(("p50Ms", "p95Ms", "p99Ms")),
+                "tokenCost": None}
     passed = sum(1 for r in results if r.status == "pass")
     errors = sum(1 for r in results if r.status == "error")
     timeouts = sum(1 for r in results if r.status == "timeout")
-    completion = passed / total if total else 0.0
-    error_rate = (errors + timeouts) / total if total else 0.0
-    partial = sum(r.score for r in results) / total if total else 0.0
+    completion = passed / total
+    error_rate = (errors + timeouts) / total
+    partial = sum(r.score for r in results) / total
 
     consistency: float | None = None
-    if runs >= 2 and total:
+    if runs >= 2:
         per_run: dict[int, list[int]] = {}
         for r in results:
             per_run.setdefault(r.run_id, []).append(r.status == "pass")

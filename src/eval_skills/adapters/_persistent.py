@@ -179,6 +179,8 @@ class PersistentChannel:
                 await child.kill()
             if failed is not None:
                 self._queue.remove(failed)
+                if failed.started is not None:
+                    error.latency_ms = (asyncio.get_running_loop().time() - failed.started) * 1000
                 self._settle(failed, error=error)
             waiting = [p for p in self._queue if not p.future.done()]
             self._queue.clear()

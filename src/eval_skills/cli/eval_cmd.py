@@ -30,6 +30,9 @@ def resolve_settings(ctx: click.Context, params: dict[str, Any], config: Config)
                "evaluator": "evaluator", "output_dir": "outputDir", "store": "store",
                "min_completion": "minCompletion", "benchmark": "benchmark"}
     out = {flag: params[flag] if _given(ctx, flag) else getattr(config, key) for flag, key in mapping.items()}
+    # a timeout the user chose (flag or config file) wins over the skill's adapter.config.json timeoutMs
+    out["timeout_override"] = out["timeout"] if _given(ctx, "timeout") or "timeoutMs" in config.model_fields_set \
+        else None
     formats = split_words(params["formats"]) if params["formats"] else config.format
     out["formats"] = list(dict.fromkeys("markdown" if f == "md" else f for f in formats))
     dirs = [Path(d) for d in params["benchmarks_dir"]] or [Path(config.benchmarksDir)]
@@ -51,12 +54,14 @@ def _summary_table(reports: list[dict[str, Any]]) -> Any:
     for col in ("skill", "version", "completion", "partial", "errors", "consistency", "p50 ms", "p95 ms",
                 "composite"):
         table.add_column(col, justify="left" if col in ("skill", "version") else "right", no_wrap=True)
+    def fmt(value: float | None, spec: str) -> str:
+        return "n/a" if value is None else format(value, spec)
+
     for r in reports:
         s, lat = r["summary"], r["latency"]
-        cons = "n/a" if s["consistencyScore"] is None else f"{s['consistencyScore']:.4f}"
-        table.add_row(r["skillId"], r["skillVersion"], f"{s['completionRate']:.2%}", f"{s['partialScore']:.4f}",
-                      f"{s['errorRate']:.2%}", cons, f"{lat['p50Ms']:.1f}", f"{lat['p95Ms']:.1f}",
-                      f"{s['compositeScore']:.4f}")
+        table.add_row(r["skillId"], r["skillVersion"], fmt(s["completionRate"], ".2%"), fmt(s["partialScore"], ".4f"),
+                      fmt(s["errorRate"], ".2%"), fmt(s["consistencyScore"], ".4f"), fmt(lat["p50Ms"], ".1f"),
+                      fmt(lat["p95Ms"], ".1f"), fmt(s["compositeScore"], ".4f"))
     return table
 
 
@@ -67,9 +72,11 @@ def _summary_table(reports: list[dict[str, Any]]) -> Any:
               help="Built-in benchmark id or path to a benchmark.json.")
 @click.option("--tasks", "tasks_file", type=click.Path(path_type=Path),
               help="A task file (array of tasks or a benchmark object) used instead of --benchmark.")
-@click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True)
+@click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True,
+              help="Tasks run at once.")
 @click.option("--timeout", type=click.IntRange(min=1), default=30000, show_default=True,
-              help="Per-task timeout in ms (a task's own timeoutMs wins).")
+              help="Per-task timeout in ms. A task's own timeoutMs wins; this wins over a skill's "
+                   "adapter.config.json timeoutMs when given.")
 @click.option("--retries", type=click.IntRange(min=0), default=0, show_default=True,
               help="Retries for errors and timeouts, with incremental backoff.")
 @click.option("--runs", type=click.IntRange(min=1), default=1, show_default=True,
@@ -77,9 +84,11 @@ def _summary_table(reports: list[dict[str, Any]]) -> Any:
 @click.option("--evaluator", default="exact", show_default=True, help="Default scorer type.")
 @click.option("--format", "formats", multiple=True,
               help="Report formats: json markdown html csv [default: json markdown].")
-@click.option("--output-dir", type=click.Path(path_type=Path), default=Path("./reports"), show_default=True)
+@click.option("--output-dir", type=click.Path(path_type=Path), default=Path("./reports"), show_default=True,
+              help="Folder for the eval-result-<timestamp>.<ext> report files.")
 @click.option("--exit-on-fail", is_flag=True, help="Exit 1 when a skill's completion rate is below --min-completion.")
-@click.option("--min-completion", type=click.FloatRange(0, 1), default=0.7, show_default=True)
+@click.option("--min-completion", type=click.FloatRange(0, 1), default=0.7, show_default=True,
+              help="The completion rate --exit-on-fail requires of every skill.")
 @click.option("--dry-run", is_flag=True, help="Validate skills and tasks, print the plan, write nothing.")
 @click.option("--benchmarks-dir", "benchmarks_dir", multiple=True, type=click.Path(path_type=Path),
               help="Folder(s) of user benchmarks, searched by id [default: ./benchmarks if present].")
@@ -111,12 +120,14 @@ def eval_command(ctx: click.Context, **params: Any) -> None:
                       base_dir=source.parent if source else None,
                       benchmark_file=str(source) if source else None)
     settings = RunSettings(concurrency=opts["concurrency"], timeout_ms=opts["timeout"], retries=opts["retries"],
-                           backoff_ms=params["backoff"])
+                           backoff_ms=params["backoff"], timeout_override_ms=opts["timeout_override"])
     if params["dry_run"]:
         from ..adapters import create_adapter
+        from ..reports import prepare_output_dir
 
         for skill in plan.skills:
             create_adapter(skill)  # checks adapter settings (type, command, token variable); starts nothing
+        prepare_output_dir(opts["output_dir"], opts["formats"], create=False)
         _print_plan(plan, settings, opts, params["as_json"])
         return
     outcome = _run(plan, settings, opts, params)
@@ -136,7 +147,8 @@ def eval_command(ctx: click.Context, **params: Any) -> None:
                    err=True)
         sys.exit(EXIT_INTERRUPTED)
     if params["exit_on_fail"]:
-        below = [r["skillId"] for r in outcome.reports if r["summary"]["completionRate"] < opts["min_completion"]]
+        below = [r["skillId"] for r in outcome.reports
+                 if (r["summary"]["completionRate"] or 0.0) < opts["min_completion"]]
         if below:
             click.echo(f"quality gate failed: completion rate below {opts['min_completion']} for "
                        + ", ".join(below), err=True)

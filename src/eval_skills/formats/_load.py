@@ -45,7 +45,7 @@ def validation_error(exc: ValidationError, file: str, prefix: tuple[int | str, .
     errors = exc.errors(include_url=False)
     first = errors[0]
     loc = prefix + tuple(p for p in first["loc"] if not (isinstance(p, str) and p.startswith("function-")))
-    msg = first["msg"]
+    msg = first["msg"].removeprefix("Value error, ")
     if first["type"] == "extra_forbidden":
         msg = "unknown field (remove it or check its spelling)"
     elif first["type"] == "missing":

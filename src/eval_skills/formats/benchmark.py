@@ -43,10 +43,15 @@ class Evaluator(BaseModel):
 
 
 class Task(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    """A benchmark task. Unknown keys are refused, so a misspelt ``expectedOutput`` is an error, not a
+    silently empty expectation."""
+
+    model_config = ConfigDict(extra="forbid")
 
     id: str = Field(min_length=1)
+    name: str | None = None
     description: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
     inputData: Any = None
     expectedOutput: ExpectedOutput = Field(default_factory=ExpectedOutput)
     evaluator: Evaluator | None = None
@@ -66,20 +71,33 @@ class Benchmark(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     tasks: list[Task]
     _source: Path | None = PrivateAttr(default=None)
+    _tasks_at: str = PrivateAttr(default="$.tasks")  # the JSON path of the task list in its file
 
     @property
     def source(self) -> Path | None:
         """The file it was read from (None for a built-in); custom scorer paths are relative to its folder."""
         return self._source
 
+    def task_path(self, index: int) -> str:
+        """The JSON path of task ``index`` in the file it came from, for error messages."""
+        return f"{self._tasks_at}[{index}]"
+
     @model_validator(mode="after")
     def _unique_ids(self) -> Benchmark:
-        seen: set[str] = set()
-        for index, task in enumerate(self.tasks):
-            if task.id in seen:
-                raise ValueError(f"task id {task.id!r} appears twice (tasks[{index}])")
-            seen.add(task.id)
+        duplicate = _duplicate_id(self.tasks)
+        if duplicate is not None:
+            raise ValueError(f"task id {self.tasks[duplicate].id!r} appears twice (tasks[{duplicate}])")
         return self
+
+
+def _duplicate_id(tasks: list[Task]) -> int | None:
+    """The index of the first task whose id an earlier task already has."""
+    seen: set[str] = set()
+    for index, task in enumerate(tasks):
+        if task.id in seen:
+            return index
+        seen.add(task.id)
+    return None
 
 
 def _parse_benchmark(data: Any, file: str) -> Benchmark:
@@ -101,8 +119,17 @@ def load_tasks_file(path: Path) -> Benchmark:
     data = read_json(path)
     if isinstance(data, list):
         tasks = validate(list[Task], data, str(path))
-        benchmark = Benchmark(id=CUSTOM_BENCHMARK_ID, name=path.stem, tasks=tasks)
+        duplicate = _duplicate_id(tasks)
+        if duplicate is not None:
+            raise InputError(f"task id {tasks[duplicate].id!r} appears twice", file=str(path),
+                             field=f"$[{duplicate}].id", hint="give each task a distinct id")
+        benchmark = Benchmark.model_construct(id=CUSTOM_BENCHMARK_ID, name=path.stem, version="1.0.0",
+                                              domain="general", scoringMethod="mean", maxLatencyMs=None,
+                                              metadata={}, tasks=tasks)
+        benchmark._tasks_at = "$"
     else:
+        if isinstance(data, dict):
+            data = {"id": CUSTOM_BENCHMARK_ID, **data}  # the id is replaced anyway: it may be left out
         benchmark = _parse_benchmark(data, str(path)).model_copy(update={"id": CUSTOM_BENCHMARK_ID})
     if not benchmark.tasks:
         raise InputError("the task file has no tasks", file=str(path), hint="add at least one task")

@@ -17,9 +17,10 @@ AdapterType = Literal["http", "subprocess", "mcp", "langchain", "custom"]
 
 
 class SkillManifest(BaseModel):
-    """The ``skill.json`` of a tool skill, as the original eval-skills defines it."""
+    """The ``skill.json`` of a tool skill, as the original eval-skills defines it. Unknown keys are refused
+    (a misspelt ``inputSchema`` would silently turn input checks off); free-form data goes in ``metadata``."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid")
 
     id: str = Field(pattern=r"^[a-z0-9_-]+$", min_length=1)
     name: str = Field(min_length=1)

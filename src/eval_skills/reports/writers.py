@@ -31,7 +31,8 @@ from typing import Any
 
 from ..errors import HarnessError, InputError
 
-__all__ = ["CSV_COLUMNS", "EXTENSIONS", "FORMATS", "load_report_file", "make_timestamp", "render_csv",
+__all__ = ["CSV_COLUMNS", "EXTENSIONS", "FORMATS", "load_report_file", "make_timestamp", "prepare_output_dir",
+           "render_csv",
            "render_html", "render_json", "render_markdown", "write_reports"]
 
 FORMATS = ("json", "markdown", "html", "csv")
@@ -289,6 +290,24 @@ def _publish(text: str, target: Path) -> None:
     finally:
         with suppress(FileNotFoundError):
             os.unlink(tmp)
+
+
+def prepare_output_dir(output_dir: Path, formats: Sequence[str] = FORMATS, *, create: bool = True) -> Path:
+    """Check the formats and create the report folder: called before a run, so a bad ``--format`` or
+    ``--output-dir`` stops it before any task runs. With ``create=False`` only check (for a dry run)."""
+    _chosen_formats(formats)
+    output_dir = Path(output_dir)
+    if not create:
+        if output_dir.exists() and not output_dir.is_dir():
+            raise InputError("cannot create the report folder (a file is in the way)", file=str(output_dir),
+                             hint="choose another --output-dir")
+        return output_dir
+    try:
+        output_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create the report folder ({exc.strerror or exc})", file=str(output_dir),
+                         hint="choose another --output-dir") from None
+    return output_dir
 
 
 def write_reports(reports: Sequence[dict[str, Any]], formats: Sequence[str], output_dir: Path,

@@ -31,13 +31,18 @@ class ScoringContext:
 
 
 ScoreFn = Callable[[Any, Task, dict[str, Any], ScoringContext], Score]
+CheckFn = Callable[[Task, dict[str, Any], ScoringContext], None]
 
 
 @dataclass(frozen=True)
 class Scorer:
+    """A registered scorer. ``check`` (optional) looks at a task before anything runs and raises
+    ScorerError when the task cannot be scored (no expected value, an invalid pattern or schema)."""
+
     name: str
     fn: ScoreFn
     aliases: tuple[str, ...] = ()
+    check: CheckFn | None = None
 
     def __call__(self, output: Any, task: Task, options: dict[str, Any], ctx: ScoringContext) -> Score:
         return self.fn(output, task, options, ctx)
@@ -46,11 +51,11 @@ class Scorer:
 SCORERS: dict[str, Scorer] = {}
 
 
-def scorer(name: str, *aliases: str) -> Callable[[ScoreFn], ScoreFn]:
-    """Register a scorer under ``name`` and its aliases."""
+def scorer(name: str, *aliases: str, check: CheckFn | None = None) -> Callable[[ScoreFn], ScoreFn]:
+    """Register a scorer under ``name`` and its aliases, with an optional up-front ``check`` of a task."""
 
     def register(fn: ScoreFn) -> ScoreFn:
-        entry = Scorer(name, fn, aliases)
+        entry = Scorer(name, fn, aliases, check)
         for key in (name, *aliases):
             SCORERS[key] = entry
         return fn
@@ -98,7 +103,12 @@ def _short(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-@scorer("exact", "exact_match")
+def _needs_value(task: Task, options: dict[str, Any], ctx: ScoringContext) -> None:
+    if "value" not in task.expectedOutput.model_fields_set:
+        raise ScorerError("exact needs expectedOutput.value")
+
+
+@scorer("exact", "exact_match", check=_needs_value)
 def exact(output: Any, task: Task, options: dict[str, Any], ctx: ScoringContext) -> Score:
     got = as_text(answer_of(output)).strip()
     want = as_text(task.expectedOutput.value).strip()
@@ -119,7 +129,12 @@ def _keywords(task: Task) -> list[str]:
     return []
 
 
-@scorer("contains")
+def _needs_keywords(task: Task, options: dict[str, Any], ctx: ScoringContext) -> None:
+    if not _keywords(task):
+        raise ScorerError("contains needs expectedOutput.keywords (a non-empty list) or value")
+
+
+@scorer("contains", check=_needs_keywords)
 def contains(output: Any, task: Task, options: dict[str, Any], ctx: ScoringContext) -> Score:
     keywords = _keywords(task)
     if not keywords:
@@ -154,16 +169,25 @@ def regex_flags(flags: Any) -> int:
     return result
 
 
-@scorer("regex")
-def regex(output: Any, task: Task, options: dict[str, Any], ctx: ScoringContext) -> Score:
+def _compiled(task: Task, options: dict[str, Any]) -> re.Pattern[str]:
     pattern = task.expectedOutput.pattern or task.expectedOutput.value
     if not isinstance(pattern, str):
-        raise ScorerError(f"task {task.id!r}: regex needs expectedOutput.pattern")
+        raise ScorerError("regex needs expectedOutput.pattern")
     flags = regex_flags(options.get("flags") or (task.expectedOutput.model_extra or {}).get("flags"))
     try:
-        compiled = re.compile(pattern, flags)
+        return re.compile(pattern, flags)
     except re.error as exc:
-        raise ScorerError(f"task {task.id!r}: invalid regex {pattern!r}: {exc}") from None
+        raise ScorerError(f"invalid regex {pattern!r}: {exc}") from None
+
+
+def _check_regex(task: Task, options: dict[str, Any], ctx: ScoringContext) -> None:
+    _compiled(task, options)
+
+
+@scorer("regex", check=_check_regex)
+def regex(output: Any, task: Task, options: dict[str, Any], ctx: ScoringContext) -> Score:
+    compiled = _compiled(task, options)
+    pattern = compiled.pattern
     text = as_text(answer_of(output))
     match = compiled.search(text)
     if match:
@@ -171,13 +195,12 @@ def regex(output: Any, task: Task, options: dict[str, Any], ctx: ScoringContext)
     return Score(0.0, False, f"no match for /{_short(pattern)}/")
 
 
-@scorer("json_schema", "schema")
-def json_schema(output: Any, task: Task, options: dict[str, Any], ctx: ScoringContext) -> Score:
+def _validator(task: Task, ctx: ScoringContext) -> Any:
     import jsonschema
 
     schema = task.expectedOutput.schema_ or task.expectedOutput.value
     if not isinstance(schema, dict):
-        raise ScorerError(f"task {task.id!r}: json_schema needs expectedOutput.schema")
+        raise ScorerError("json_schema needs expectedOutput.schema (an object)")
     key = ("schema", json.dumps(schema, sort_keys=True))
     validator = ctx._cache.get(key)
     if validator is None:
@@ -185,8 +208,20 @@ def json_schema(output: Any, task: Task, options: dict[str, Any], ctx: ScoringCo
         try:
             cls.check_schema(schema)
         except jsonschema.SchemaError as exc:
-            raise ScorerError(f"task {task.id!r}: invalid JSON Schema: {exc.message}") from None
+            raise ScorerError(f"invalid JSON Schema: {exc.message}") from None
         validator = ctx._cache[key] = cls(schema)
+    return validator
+
+
+def _check_schema(task: Task, options: dict[str, Any], ctx: ScoringContext) -> None:
+    _validator(task, ctx)
+
+
+@scorer("json_schema", "schema", check=_check_schema)
+def json_schema(output: Any, task: Task, options: dict[str, Any], ctx: ScoringContext) -> Score:
+    import jsonschema
+
+    validator = _validator(task, ctx)
     value = output
     if isinstance(value, str):
         try:
@@ -219,6 +254,17 @@ def _load_custom(path: Path, ctx: ScoringContext) -> Callable[..., Any]:
     return fn
 
 
+def _unit(value: Any) -> float:
+    """A custom scorer's number, which must be a finite number from 0 to 1."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ScorerError(f"custom scorer returned score {value!r}; expected a number from 0 to 1") from None
+    if not 0.0 <= number <= 1.0:  # also false for NaN
+        raise ScorerError(f"custom scorer returned score {value!r}; expected a number from 0 to 1")
+    return number
+
+
 def custom_scorer_path(task: Task, base_dir: Path | None) -> Path:
     """The custom scorer file of a task, which must stay inside the task file's folder."""
     raw = task.expectedOutput.customScorerPath
@@ -234,7 +280,11 @@ def custom_scorer_path(task: Task, base_dir: Path | None) -> Path:
     return path
 
 
-@scorer("custom")
+def _check_custom(task: Task, options: dict[str, Any], ctx: ScoringContext) -> None:
+    _load_custom(custom_scorer_path(task, ctx.base_dir), ctx)
+
+
+@scorer("custom", check=_check_custom)
 def custom(output: Any, task: Task, options: dict[str, Any], ctx: ScoringContext) -> Score:
     fn = _load_custom(custom_scorer_path(task, ctx.base_dir), ctx)
     expected = task.expectedOutput.model_dump(by_alias=True, exclude_none=True)
@@ -245,10 +295,10 @@ def custom(output: Any, task: Task, options: dict[str, Any], ctx: ScoringContext
     if isinstance(verdict, bool):
         return Score(1.0 if verdict else 0.0, verdict, "custom scorer")
     if isinstance(verdict, int | float):
-        value = max(0.0, min(1.0, float(verdict)))
+        value = _unit(verdict)
         return Score(value, value >= float(options.get("passThreshold", 1.0)), "custom scorer")
     if isinstance(verdict, dict) and "score" in verdict:
-        value = max(0.0, min(1.0, float(verdict["score"])))
+        value = _unit(verdict["score"])
         passed = bool(verdict.get("passed", value >= float(options.get("passThreshold", 1.0))))
         return Score(value, passed, str(verdict.get("reason", "custom scorer")))
     raise ScorerError(f"custom scorer returned {type(verdict).__name__}; expected bool, number or "
