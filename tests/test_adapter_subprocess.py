@@ -379,3 +379,17 @@ def test_timeouts_of_queued_requests_count_only_their_own_time() -> None:
     assert all(isinstance(e, SkillTimeout) for e in errors), errors
     latencies = [e.latency_ms for e in errors]
     assert all(480 <= ms < 900 for ms in latencies), latencies  # not 500, 1000, 1500
+
+
+def test_one_shot_reply_counts_when_a_leftover_child_holds_stdout(tmp_path: Path) -> None:
+    script = tmp_path / "leaves_child.py"
+    script.write_text(
+        "import json, subprocess, sys\n"
+        "req = json.loads(sys.stdin.readline())\n"
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)'])  # inherits stdout\n"
+        "print(json.dumps({'jsonrpc': '2.0', 'id': req['id'], 'result': {'result': 'done'}}), flush=True)\n")
+    skill = make_skill(root=tmp_path, entrypoint="python3 leaves_child.py")
+    started = time.monotonic()
+    result = asyncio.run(create_adapter(skill).invoke({}, 10))
+    assert result.output == {"result": "done"}
+    assert time.monotonic() - started < 3

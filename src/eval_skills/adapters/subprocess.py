@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Coroutine
 from typing import Any
 
 from ..errors import InputError, SkillError, SkillProtocolError, SkillRpcError, SkillTimeout
@@ -38,6 +39,7 @@ from ._process import (
     Child,
     child_env,
     excerpt,
+    kill_group,
     parse_usage,
     read_line,
     resolve_argv,
@@ -110,6 +112,32 @@ def _invocation(reply: Reply) -> Invocation:
     if usage is None and type(result) is dict:
         usage = result.get("usage")
     return Invocation(output=result, usage=parse_usage(usage) if usage is not None else None)
+
+
+LEFTOVER_GRACE = 0.2  # seconds a one-shot program's leftovers may keep its stdout open after it exits
+
+
+async def _read_until_done(child: Child, reading: Coroutine[Any, Any, None]) -> None:
+    """Read a one-shot program's stdout to its end. If the program exits while something it started keeps
+    stdout open, the leftovers get a moment to finish, then the group is killed so the reading ends."""
+    task = asyncio.ensure_future(reading)
+
+    async def leader_exit() -> None:
+        while child.proc.returncode is None:
+            await asyncio.sleep(0.05)
+
+    watcher = asyncio.ensure_future(leader_exit())
+    try:
+        await asyncio.wait([task, watcher], return_when=asyncio.FIRST_COMPLETED)
+        if not task.done():
+            await asyncio.wait([task], timeout=LEFTOVER_GRACE)
+            if not task.done():
+                kill_group(child.proc.pid)
+        await task
+    finally:
+        for future in (task, watcher):
+            future.cancel()
+        await asyncio.gather(task, watcher, return_exceptions=True)
 
 
 class SubprocessAdapter(Adapter):
@@ -214,12 +242,17 @@ class SubprocessAdapter(Adapter):
                     assert stdin is not None and stdout is not None
                     stdin.write(request)
                     stdin.close()  # flushed in the background; a program that never reads is fine
-                    while line := await read_line(stdout, self.max_line_bytes):
-                        message = _as_reply(line)
-                        if message is not None:
-                            reply = message
-                        elif line.strip():
-                            last = line
+
+                    async def read_all() -> None:
+                        nonlocal reply, last
+                        while line := await read_line(stdout, self.max_line_bytes):
+                            message = _as_reply(line)
+                            if message is not None:
+                                reply = message
+                            elif line.strip():
+                                last = line
+
+                    await _read_until_done(child, read_all())
             except TimeoutError:
                 if reply is not None:
                     raise SkillTimeout(f"replied but did not end its output within {timeout:g}s "
