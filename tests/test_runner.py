@@ -241,3 +241,16 @@ def test_interrupt_while_skills_start_records_nothing_and_stops_them(tmp_path):
     outcome = asyncio.run(asyncio.wait_for(main(), 5))
     assert outcome.interrupted and outcome.results == []
     assert adapter.closed and adapter.calls == []
+
+
+def test_composite_latency_budget_follows_the_timeout_the_tasks_ran_with(tmp_path):
+    from eval_skills.aggregate import build_reports
+    from eval_skills.results import TaskResult
+
+    plan = build_plan([make_skill(tmp_path)], bench(1), runs=1, default_evaluator="exact")
+    results = [TaskResult("t0", "echo", 1, "pass", 1.0, 500.0)]
+    default = build_reports(plan, results, timestamp="t", default_timeout_ms=1000)
+    overridden = build_reports(plan, results, timestamp="t", default_timeout_ms=1000, timeout_override_ms=5000)
+    # 0.5 + 0.2 * (1 - 500/1000) + 0.3 and 0.5 + 0.2 * (1 - 500/5000) + 0.3
+    assert default[0]["summary"]["compositeScore"] == 0.9
+    assert overridden[0]["summary"]["compositeScore"] == 0.98

@@ -13,8 +13,11 @@ __all__ = ["build_reports"]
 
 
 def build_reports(plan: Plan, results: Sequence[TaskResult], *, timestamp: str, default_timeout_ms: int,
-                  interrupted: bool = False) -> list[dict[str, Any]]:
-    """One report per skill, in plan order, task results sorted by (run, task order)."""
+                  timeout_override_ms: int | None = None, interrupted: bool = False) -> list[dict[str, Any]]:
+    """One report per skill, in plan order, task results sorted by (run, task order).
+
+    The latency budget of the composite score is the benchmark's ``maxLatencyMs``, else the timeout the
+    skill's tasks ran with (the user's, else the skill's own, else the default)."""
     order = {p.task.id: i for i, p in enumerate(plan.tasks)}
     by_skill: dict[str, list[TaskResult]] = {s.id: [] for s in plan.skills}
     for result in results:
@@ -23,7 +26,8 @@ def build_reports(plan: Plan, results: Sequence[TaskResult], *, timestamp: str, 
     reports = []
     for skill in plan.skills:
         mine = sorted(by_skill[skill.id], key=lambda r: (r.run_id, order.get(r.task_id, 0)))
-        budget = benchmark.maxLatencyMs or skill.adapter.timeoutMs or default_timeout_ms
+        budget = (benchmark.maxLatencyMs or timeout_override_ms or skill.adapter.timeoutMs
+                  or default_timeout_ms)
         report: dict[str, Any] = {
             "skillId": skill.id,
             "skillName": skill.manifest.name,

@@ -41,7 +41,8 @@ class EvaluationOutcome:
 def settings_record(settings: RunSettings, plan: Plan, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """What is stored about how the run was made (never secrets: only numbers, names and ids)."""
     record: dict[str, Any] = {
-        "concurrency": settings.concurrency, "timeoutMs": settings.timeout_ms, "retries": settings.retries,
+        "concurrency": settings.concurrency, "timeoutMs": settings.timeout_override_ms or settings.timeout_ms,
+        "retries": settings.retries,
         "runs": plan.runs, "skills": [s.id for s in plan.skills], "tasks": len(plan.tasks),
     }
     record.update(extra or {})
@@ -92,7 +93,7 @@ async def evaluate(plan: Plan, settings: RunSettings, *, store_path: Path | None
         if writer is not None:
             writer.close()
         reports = build_reports(plan, outcome.results, timestamp=started, default_timeout_ms=settings.timeout_ms,
-                                interrupted=outcome.interrupted)
+                                timeout_override_ms=settings.timeout_override_ms, interrupted=outcome.interrupted)
         if store is not None:
             store.finish_evaluation(evaluation_id, status="interrupted" if outcome.interrupted else "finished",
                                     reports=reports)
