@@ -281,3 +281,9 @@ def test_config_errors_name_the_config_file(tmp_path):
     out = cli("eval", "--skills", CALCULATOR, "--no-store", cwd=tmp_path)
     assert out.returncode == 2
     assert "eval-skills.config.yaml: $.format: unknown report format 'pdf'" in out.stderr
+
+
+def test_unknown_command_is_one_line(tmp_path):
+    out = cli("evaluate", cwd=tmp_path)
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == ["error: No such command 'evaluate'. (see 'eval-skills --help')"]

@@ -42,9 +42,8 @@ class LazyGroup(click.Group):
         try:
             return super().invoke(ctx)
         except click.UsageError as exc:  # one line, like every other user error
-            if exc.ctx is None or exc.ctx is ctx:
-                raise
-            click.echo(f"error: {exc.format_message()} (see '{exc.ctx.command_path} --help')", err=True)
+            where = (exc.ctx or ctx).command_path
+            click.echo(f"error: {exc.format_message()} (see '{where} --help')", err=True)
             ctx.exit(EXIT_USAGE)
         except EvalSkillsError as exc:
             if os.environ.get("EVAL_SKILLS_DEBUG"):
