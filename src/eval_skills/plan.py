@@ -10,7 +10,14 @@ from typing import Any
 from .errors import InputError, ScorerError
 from .formats.benchmark import Benchmark, Task
 from .formats.skill import Skill
-from .scoring.scorers import Scorer, ScoringContext, get_scorer, scorer_type_of
+from .scoring.scorers import (
+    Scorer,
+    ScoringContext,
+    get_scorer,
+    schema_problem,
+    schema_validator,
+    scorer_type_of,
+)
 
 __all__ = ["Plan", "PlannedTask", "WorkItem", "build_plan"]
 
@@ -62,27 +69,20 @@ class Plan:
 def _input_problems(skills: list[Skill], tasks: list[Task]) -> dict[tuple[str, str], str]:
     """Tasks whose inputData does not fit a skill's inputSchema: each becomes a task error, not a stop."""
     problems: dict[tuple[str, str], str] = {}
-    schemas = [(s, s.manifest.inputSchema) for s in skills if s.manifest.inputSchema]
-    if not schemas:
-        return problems
-    import jsonschema
-
-    for skill, schema in schemas:
-        cls = jsonschema.validators.validator_for(schema)
+    for skill in skills:
+        schema = skill.manifest.inputSchema
+        if not schema:
+            continue
         try:
-            cls.check_schema(schema)
-        except jsonschema.SchemaError as exc:
-            raise InputError(f"invalid JSON Schema: {exc.message}", file=str(skill.path),
-                             field="$.inputSchema") from None
-        validator = cls(schema)
+            validator = schema_validator(schema)
+        except ScorerError as exc:
+            raise InputError(str(exc), file=str(skill.path), field="$.inputSchema") from None
         for task in tasks:
             if task.inputData is None:
                 continue
-            error = jsonschema.exceptions.best_match(validator.iter_errors(task.inputData))
-            if error is not None:
-                where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-                problems[(skill.id, task.id)] = (
-                    f"inputData does not match the skill's inputSchema at {where}: {error.message}")
+            problem = schema_problem(validator, task.inputData)
+            if problem is not None:
+                problems[(skill.id, task.id)] = f"inputData does not match the skill's inputSchema at {problem}"
     return problems
 
 

@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, ScorerError, UnknownScorerError
+from ..formats._load import json_path
 from ..formats.benchmark import Task
 from ..results import Score
+from .assertions import regex_flags
 
 __all__ = ["SCORERS", "ScoringContext", "Scorer", "answer_of", "as_text", "get_scorer", "scorer",
            "scorer_type_of"]
@@ -149,26 +151,6 @@ def contains(output: Any, task: Task, options: dict[str, Any], ctx: ScoringConte
     return Score(value, passed, reason)
 
 
-_FLAG_LETTERS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE, "a": re.ASCII}
-
-
-def regex_flags(flags: Any) -> int:
-    """Regex flags from letters (``"im"``) or names (``["IGNORECASE"]``)."""
-    if not flags:
-        return 0
-    result = 0
-    names = [flags] if isinstance(flags, str) else list(flags)
-    for name in names:
-        if isinstance(name, str) and name.upper() in re.RegexFlag.__members__ and len(name) > 1:
-            result |= re.RegexFlag[name.upper()]
-            continue
-        for letter in str(name).lower():
-            if letter not in _FLAG_LETTERS:
-                raise ScorerError(f"unknown regex flag {letter!r} (use i, m, s, x, a or flag names)")
-            result |= _FLAG_LETTERS[letter]
-    return result
-
-
 def _compiled(task: Task, options: dict[str, Any]) -> re.Pattern[str]:
     pattern = task.expectedOutput.pattern or task.expectedOutput.value
     if not isinstance(pattern, str):
@@ -195,21 +177,34 @@ def regex(output: Any, task: Task, options: dict[str, Any], ctx: ScoringContext)
     return Score(0.0, False, f"no match for /{_short(pattern)}/")
 
 
-def _validator(task: Task, ctx: ScoringContext) -> Any:
+def schema_validator(schema: dict[str, Any]) -> Any:
+    """A jsonschema validator for ``schema`` (its draft read from ``$schema``); ScorerError if invalid."""
     import jsonschema
 
+    cls = jsonschema.validators.validator_for(schema)
+    try:
+        cls.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        raise ScorerError(f"invalid JSON Schema: {exc.message}") from None
+    return cls(schema)
+
+
+def schema_problem(validator: Any, value: Any) -> str | None:
+    """``"$.path: message"`` for the most relevant error of ``value``, or None when it is valid."""
+    import jsonschema
+
+    error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+    return None if error is None else f"{json_path(list(error.absolute_path))}: {error.message}"
+
+
+def _validator(task: Task, ctx: ScoringContext) -> Any:
     schema = task.expectedOutput.schema_ or task.expectedOutput.value
     if not isinstance(schema, dict):
         raise ScorerError("json_schema needs expectedOutput.schema (an object)")
     key = ("schema", json.dumps(schema, sort_keys=True))
     validator = ctx._cache.get(key)
     if validator is None:
-        cls = jsonschema.validators.validator_for(schema)
-        try:
-            cls.check_schema(schema)
-        except jsonschema.SchemaError as exc:
-            raise ScorerError(f"invalid JSON Schema: {exc.message}") from None
-        validator = ctx._cache[key] = cls(schema)
+        validator = ctx._cache[key] = schema_validator(schema)
     return validator
 
 
@@ -219,8 +214,6 @@ def _check_schema(task: Task, options: dict[str, Any], ctx: ScoringContext) -> N
 
 @scorer("json_schema", "schema", check=_check_schema)
 def json_schema(output: Any, task: Task, options: dict[str, Any], ctx: ScoringContext) -> Score:
-    import jsonschema
-
     validator = _validator(task, ctx)
     value = output
     if isinstance(value, str):
@@ -228,11 +221,10 @@ def json_schema(output: Any, task: Task, options: dict[str, Any], ctx: ScoringCo
             value = json.loads(value)
         except json.JSONDecodeError:
             return Score(0.0, False, "output is a string that is not JSON")
-    error = jsonschema.exceptions.best_match(validator.iter_errors(value))
-    if error is None:
+    problem = schema_problem(validator, value)
+    if problem is None:
         return Score(1.0, True, "output matches the schema")
-    where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-    return Score(0.0, False, f"{where}: {_short(error.message, 160)}")
+    return Score(0.0, False, _short(problem, 200))
 
 
 def _load_custom(path: Path, ctx: ScoringContext) -> Callable[..., Any]:
