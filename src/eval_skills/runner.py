@@ -105,7 +105,7 @@ async def _run_item(item: WorkItem, adapter: Adapter, plan: Plan, settings: RunS
         base.latency_ms = invocation.latency_ms if invocation.latency_ms is not None else (
             (time.perf_counter() - started) * 1000)
         base.attempts = attempt
-        base.status, base.error = "error", None  # an earlier attempt's error is not this result's
+        base.error = None  # an earlier attempt's error is not this result's
         break
     # Let the next item's call go out before scoring this one, so a serial skill is never idle while we score.
     await asyncio.sleep(0)

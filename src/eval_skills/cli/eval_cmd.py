@@ -13,10 +13,9 @@ import click
 
 from ..config import Config, load_config
 from ..errors import InputError
+from ..reports import normalize_formats
 from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED
 from ._options import GreedyCommand, split_words
-
-FORMAT_NAMES = ("json", "markdown", "md", "html", "csv")
 
 
 def _given(ctx: click.Context, name: str) -> bool:
@@ -33,17 +32,13 @@ def resolve_settings(ctx: click.Context, params: dict[str, Any], config: Config)
     # a timeout the user chose (flag or config file) wins over the skill's adapter.config.json timeoutMs
     out["timeout_override"] = out["timeout"] if _given(ctx, "timeout") or "timeoutMs" in config.model_fields_set \
         else None
-    formats = split_words(params["formats"]) if params["formats"] else config.format
-    out["formats"] = list(dict.fromkeys("markdown" if f == "md" else f for f in formats))
-    dirs = [Path(d) for d in params["benchmarks_dir"]] or [Path(config.benchmarksDir)]
-    out["benchmarks_dirs"] = [d for d in dirs if d.is_dir()] if not params["benchmarks_dir"] else dirs
-    for d in out["benchmarks_dirs"]:
-        if not d.is_dir():
-            raise InputError("benchmarks folder not found", file=str(d), hint="check --benchmarks-dir")
-    bad = [f for f in out["formats"] if f not in FORMAT_NAMES]
-    if bad:
-        raise InputError(f"unknown report format {bad[0]!r}", field="--format",
-                         hint="use json, markdown, html or csv")
+    out["formats"] = normalize_formats(split_words(params["formats"]) if params["formats"] else config.format)
+    given = [Path(d) for d in params["benchmarks_dir"]]
+    for folder in given:
+        if not folder.is_dir():
+            raise InputError("benchmarks folder not found", file=str(folder), hint="check --benchmarks-dir")
+    default = Path(config.benchmarksDir)
+    out["benchmarks_dirs"] = given or ([default] if default.is_dir() else [])
     return out
 
 

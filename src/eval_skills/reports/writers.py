@@ -31,8 +31,8 @@ from typing import Any
 
 from ..errors import HarnessError, InputError
 
-__all__ = ["CSV_COLUMNS", "EXTENSIONS", "FORMATS", "load_report_file", "make_timestamp", "prepare_output_dir",
-           "render_csv",
+__all__ = ["CSV_COLUMNS", "EXTENSIONS", "FORMATS", "load_report_file", "make_timestamp", "normalize_formats",
+           "prepare_output_dir", "render_csv",
            "render_html", "render_json", "render_markdown", "write_reports"]
 
 FORMATS = ("json", "markdown", "html", "csv")
@@ -255,7 +255,8 @@ def make_timestamp(now: datetime | None = None) -> str:
     return moment.strftime("%Y-%m-%dT%H-%M-%S-") + f"{moment.microsecond // 1000:03d}Z"
 
 
-def _chosen_formats(formats: Sequence[str]) -> list[str]:
+def normalize_formats(formats: Sequence[str]) -> list[str]:
+    """Format names with aliases resolved (``md``, ``htm``) and duplicates dropped; InputError if unknown."""
     chosen: list[str] = []
     for raw in formats:
         name = _ALIASES.get(raw.strip().lower(), raw.strip().lower())
@@ -295,7 +296,7 @@ def _publish(text: str, target: Path) -> None:
 def prepare_output_dir(output_dir: Path, formats: Sequence[str] = FORMATS, *, create: bool = True) -> Path:
     """Check the formats and create the report folder: called before a run, so a bad ``--format`` or
     ``--output-dir`` stops it before any task runs. With ``create=False`` only check (for a dry run)."""
-    _chosen_formats(formats)
+    normalize_formats(formats)
     output_dir = Path(output_dir)
     if not create:
         if output_dir.exists() and not output_dir.is_dir():
@@ -318,7 +319,7 @@ def write_reports(reports: Sequence[dict[str, Any]], formats: Sequence[str], out
     the stem gets a suffix ``_1``, ``_2``... (after ``.`` in sort order, so files still sort by time).
     Returns the paths written, in the order of ``formats``. Unknown format: InputError, nothing written.
     """
-    chosen = _chosen_formats(formats)
+    chosen = normalize_formats(formats)
     if not chosen:
         return []
     stamp = make_timestamp() if timestamp is None else re.sub(r"[^0-9A-Za-z_-]", "-", timestamp.strip())
