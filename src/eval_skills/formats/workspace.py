@@ -1,0 +1,224 @@
+"""The files of a paired-run or routing workspace, in the shapes Anthropic's skill-creator reads and writes.
+
+Layout (``<skill>-workspace/`` beside the skill unless ``--workspace`` says otherwise)::
+
+    iteration-<n>/
+      benchmark.json  benchmark.md  feedback.json
+      eval-<id>/
+        comparison.json                       the blind A/B verdicts of this case
+        <arm>/run-<k>/                        arm: with_skill | without_skill | old_skill
+          outputs/response.md                 the agent's final response
+          outputs/<path>                      copies of files the agent created or changed
+          transcript.jsonl                    one TranscriptEvent per line
+          timing.json  grading.json
+    routing-<n>/
+      routing_results.json  routing.md
+      query-<i>/run-<k>/transcript.jsonl
+
+A run's id (``feedback.json`` ``run_id``) is its folder relative to the iteration with ``/`` as ``-``:
+``eval-3-with_skill-run-1``.
+
+``TranscriptEvent`` is also the JSON-lines event format a ``command`` agent may print (``--agent-output
+events``): ``message``, ``tool_call``, ``skill``, ``usage`` and ``final`` lines.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "ARMS",
+    "BASELINE_ARMS",
+    "Comparison",
+    "Expectation",
+    "Feedback",
+    "FinalEvent",
+    "Grading",
+    "GradingSummary",
+    "MessageEvent",
+    "Review",
+    "SkillEvent",
+    "Stat",
+    "Timing",
+    "ToolCallEvent",
+    "TranscriptEvent",
+    "UsageEvent",
+    "iteration_dir",
+    "next_number",
+    "run_dir",
+    "run_id",
+]
+
+Arm = Literal["with_skill", "without_skill", "old_skill"]
+ARMS: tuple[str, ...] = ("with_skill", "without_skill", "old_skill")
+BASELINE_ARMS: tuple[str, ...] = ("without_skill", "old_skill")
+
+# ---- layout ------------------------------------------------------------------------------------------
+
+
+def iteration_dir(workspace: Path, n: int) -> Path:
+    return workspace / f"iteration-{n}"
+
+
+def run_dir(iteration: Path, case_key: str, arm: str, run_number: int) -> Path:
+    return iteration / f"eval-{case_key}" / arm / f"run-{run_number}"
+
+
+def run_id(case_key: str, arm: str, run_number: int) -> str:
+    """``eval-<id>-<arm>-run-<k>``: the run's folder relative to its iteration, ``/`` replaced by ``-``."""
+    return f"eval-{case_key}-{arm}-run-{run_number}"
+
+
+def next_number(workspace: Path, prefix: str) -> int:
+    """One more than the highest ``<prefix>-<n>`` folder in ``workspace`` (1 when there is none)."""
+    pattern = re.compile(rf"{re.escape(prefix)}-(\d+)")
+    numbers = [int(m.group(1)) for p in workspace.glob(f"{prefix}-*")
+               if p.is_dir() and (m := pattern.fullmatch(p.name))] if workspace.is_dir() else []
+    return max(numbers, default=0) + 1
+
+
+# ---- transcript events -------------------------------------------------------------------------------
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class MessageEvent(_Event):
+    """Text the agent (or the user, or a system prompt) wrote along the way."""
+
+    type: Literal["message"] = "message"
+    role: str = "assistant"
+    text: str
+
+
+class ToolCallEvent(_Event):
+    """One tool call, in the order made, with its result when the agent reported one."""
+
+    type: Literal["tool_call"] = "tool_call"
+    id: str | None = None
+    name: str
+    input: Any = None
+    result: Any = None
+    is_error: bool = False
+
+
+class SkillEvent(_Event):
+    """A skill was invoked. ``detected_by`` says how we know (``Skill tool call``, ``read of SKILL.md``,
+    ``load_skill``, ``skill tool``, ``reported by the agent``); ``tool_call_id`` points at the call."""
+
+    type: Literal["skill"] = "skill"
+    skill: str
+    detected_by: str = "reported by the agent"
+    tool_call_id: str | None = None
+
+
+class UsageEvent(_Event):
+    """Token usage and cost, as the agent reported them (summed by the reader when several appear)."""
+
+    type: Literal["usage"] = "usage"
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    total_tokens: int | None = None
+    cost_usd: float | None = None
+
+
+class FinalEvent(_Event):
+    """The agent's final response."""
+
+    type: Literal["final"] = "final"
+    text: str
+
+
+TranscriptEvent = Annotated[MessageEvent | ToolCallEvent | SkillEvent | UsageEvent | FinalEvent,
+                            Field(discriminator="type")]
+
+# ---- per run -----------------------------------------------------------------------------------------
+
+
+class Timing(BaseModel):
+    """``timing.json``. ``token_measurement`` is ``measured`` (the agent reported it), ``estimated`` (we
+    estimated it because the agent reported nothing) or ``none``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    total_tokens: int | None = None
+    duration_ms: int
+    total_duration_seconds: float
+    token_measurement: Literal["measured", "estimated", "none"] = "none"
+
+
+class Expectation(BaseModel):
+    """One graded assertion. ``passed`` is None when it could not be graded (a judge error: see ``error``),
+    which counts neither as a pass nor as a failure."""
+
+    model_config = ConfigDict(extra="allow")
+
+    text: str
+    passed: bool | None
+    evidence: str = ""
+
+
+class GradingSummary(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    passed: int
+    failed: int
+    total: int
+    pass_rate: float | None
+
+
+class Grading(BaseModel):
+    """``grading.json``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    expectations: list[Expectation]
+    summary: GradingSummary
+
+
+# ---- per iteration -----------------------------------------------------------------------------------
+
+
+class Review(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    run_id: str
+    feedback: str = ""
+    timestamp: str | None = None
+
+
+class Feedback(BaseModel):
+    """``feedback.json``: one review per run and the review's status."""
+
+    model_config = ConfigDict(extra="allow")
+
+    reviews: list[Review] = Field(default_factory=list)
+    status: Literal["in_progress", "complete"] = "in_progress"
+
+
+class Stat(BaseModel):
+    """``{mean, stddev, min, max}`` of a ``run_summary`` entry (stddev the sample one, 0 when n = 1)."""
+
+    mean: float | None
+    stddev: float | None
+    min: float | None
+    max: float | None
+
+
+class Comparison(BaseModel):
+    """One blind A/B verdict of ``comparison.json`` (which holds ``{"comparisons": [...]}``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    run_number: int
+    order: dict[str, str]  # {"A": "<arm>", "B": "<arm>"}
+    winner: Literal["A", "B", "TIE"] | None
+    winner_arm: str | None  # the unblinded winner ("TIE" or None when there is none)
+    reasoning: str = ""
