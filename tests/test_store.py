@@ -99,7 +99,8 @@ def test_final_schema(tmp_path: Path) -> None:
         "evaluations": [
             ("id", "TEXT", 0, 1), ("started_at", "TEXT", 1, 0), ("finished_at", "TEXT", 0, 0),
             ("status", "TEXT", 1, 0), ("benchmark_id", "TEXT", 0, 0), ("benchmark_version", "TEXT", 0, 0),
-            ("config_json", "TEXT", 1, 0), ("tool_version", "TEXT", 0, 0)],
+            ("config_json", "TEXT", 1, 0), ("tool_version", "TEXT", 0, 0), ("error", "TEXT", 0, 0),
+            ("pid", "INTEGER", 0, 0), ("host", "TEXT", 0, 0)],
         "skill_reports": [
             ("evaluation_id", "TEXT", 1, 1), ("skill_id", "TEXT", 1, 2), ("skill_version", "TEXT", 0, 0),
             ("report_json", "TEXT", 1, 0), ("completion_rate", "REAL", 0, 0),
@@ -275,7 +276,10 @@ def test_results_survive_a_killed_process(tmp_path: Path) -> None:
     with Store.open(path) as store:
         rows = store.get_results(ev)
         assert [r["output"]["i"] for r in rows] == list(range(50))
-        assert store.get_evaluation(ev)["status"] == "running"  # type: ignore[index]
+        # its process is gone: it will never finish, so it reads as failed, saying why
+        evaluation = store.get_evaluation(ev)
+        assert evaluation is not None and evaluation["status"] == "failed"
+        assert evaluation["error"] == "the process running it ended before finishing it"
 
 
 CONCURRENT_WRITER = """

@@ -40,7 +40,7 @@ def build_reports(plan: Plan, results: Sequence[TaskResult], *, timestamp: str, 
             "plannedTasks": len(plan.tasks) * plan.runs,
             "interrupted": interrupted,
         }
-        report.update(skill_summary(mine, runs=plan.runs, latency_budget_ms=budget))
+        report.update(skill_summary(mine, runs=plan.runs, latency_budget_ms=budget, tasks_per_run=len(plan.tasks)))
         report["taskResults"] = [r.to_json() for r in mine]
         reports.append(report)
     return reports

@@ -39,6 +39,7 @@ class Config(BaseModel):
     benchmark: str = "coding-easy"
     benchmarksDir: str = "./benchmarks"
     minCompletion: float = Field(default=0.7, ge=0, le=1)
+    scorerTimeoutMs: int = Field(default=5000, gt=0)
     llm: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("format", mode="before")
@@ -59,13 +60,17 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     import yaml
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         raise InputError(f"invalid YAML{where}", file=str(path)) from None
+    except UnicodeDecodeError:
+        raise InputError("is not valid UTF-8", file=str(path)) from None
     except OSError as exc:
         raise InputError(f"cannot be read ({exc.strerror})", file=str(path)) from None
+    except Exception as exc:  # noqa: BLE001 - nested too deeply, and the like: still the file's problem
+        raise InputError(f"cannot be read as YAML ({type(exc).__name__})", file=str(path)) from None
     if data is None:
         return {}
     if not isinstance(data, dict):

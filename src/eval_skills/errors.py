@@ -14,6 +14,7 @@
     │   └── SkillHttpError          an HTTP status >= 400 or a connection failure
     ├── ScorerError                 a scorer (usually a custom one) raised: a task error, not a crash
     └── HarnessError                a fault of our own (a broken store, ...): stops the run
+        └── HarnessResourceError    out of file descriptors, processes or memory: retried, then stops the run
 
 Only the CLI turns these into messages and exit codes.
 """
@@ -23,6 +24,7 @@ from __future__ import annotations
 __all__ = [
     "EvalSkillsError",
     "HarnessError",
+    "HarnessResourceError",
     "InputError",
     "ScorerError",
     "SkillCrashed",
@@ -74,6 +76,7 @@ class SkillError(EvalSkillsError):
     retryable = True
     status = "error"
     latency_ms: float | None = None  # set by adapters that know how long the skill itself had the call
+    output: object = None  # what the skill answered before failing (kept in the result for debugging)
 
 
 class SkillTimeout(SkillError):
@@ -111,3 +114,7 @@ class ScorerError(EvalSkillsError):
 
 class HarnessError(EvalSkillsError):
     """A fault of eval-skills itself or its environment (store, output folder)."""
+
+
+class HarnessResourceError(HarnessError):
+    """The harness ran out of file descriptors, processes or memory: never the skill's fault."""

@@ -6,6 +6,7 @@ This is the library entry point the CLI (and the benchmarks under ``bench/``) ca
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -15,11 +16,12 @@ from typing import Any
 from ._version import __version__
 from .adapters import create_adapter
 from .aggregate import build_reports
+from .errors import HarnessError
 from .plan import Plan
 from .results import TaskResult
 from .runner import AdapterFactory, RunSettings, execute
 
-__all__ = ["EvaluationOutcome", "evaluate", "timestamp_now"]
+__all__ = ["EvaluationOutcome", "RunFailed", "evaluate", "timestamp_now"]
 
 
 def timestamp_now() -> str:
@@ -49,32 +51,70 @@ def settings_record(settings: RunSettings, plan: Plan, extra: dict[str, Any] | N
     return record
 
 
+class RunFailed(HarnessError):
+    """The harness failed during the run (its store, its resources). What finished is in the report files
+    (``outcome.report_files``) and the evaluation is marked failed with the reason, where the store allows."""
+
+    def __init__(self, message: str, outcome: EvaluationOutcome) -> None:
+        super().__init__(message)
+        self.outcome = outcome
+
+
 async def evaluate(plan: Plan, settings: RunSettings, *, store_path: Path | None = None,
                    output_dir: Path | None = None, formats: Sequence[str] = (),
                    on_result: Callable[[TaskResult], None] | None = None, stop: asyncio.Event | None = None,
                    factory: AdapterFactory = create_adapter, run_info: dict[str, Any] | None = None,
-                   ) -> EvaluationOutcome:
+                   busy_timeout_ms: int | None = None) -> EvaluationOutcome:
     """Run the plan. Each result is stored as it finishes; reports are written at the end, also when the
-    run was interrupted (they then hold what finished)."""
+    run was interrupted or the harness failed (they then hold what finished).
+
+    Before anything is written: every adapter's ``preflight``, the store and the report folder are checked.
+    A harness failure during the run (the store failing or locked by another process for too long; running
+    out of descriptors) stops it cleanly: reports are written, the evaluation is marked failed with the
+    reason, and :class:`RunFailed` is raised.
+    """
     from .store import Store
     from .store.writer import ResultWriter
 
     started = timestamp_now()
     # Check everything that can be wrong before anything runs or is written.
     adapters = {skill.id: factory(skill) for skill in plan.skills}
-    if output_dir is not None and formats:
+    for adapter in adapters.values():
+        await adapter.preflight()
+    writing_reports = output_dir is not None and bool(formats)
+    if writing_reports:
         from .reports import prepare_output_dir
 
-        prepare_output_dir(output_dir, formats)
-    store = Store.open(store_path) if store_path is not None else None
+        prepare_output_dir(output_dir, formats, create=False)  # type: ignore[arg-type]
+    if store_path is not None:
+        Store.check(store_path)
+    store = None
+    if store_path is not None:
+        store = (Store.open(store_path) if busy_timeout_ms is None
+                 else Store.open(store_path, busy_timeout_ms=busy_timeout_ms))
     evaluation_id = ""
     writer: ResultWriter | None = None
+    failure: HarnessError | None = None
+    loop = asyncio.get_running_loop()
+    halt = asyncio.Event()  # the user's stop, or the writer failing
+
+    def writer_failed(exc: HarnessError) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop may be closed already
+            loop.call_soon_threadsafe(halt.set)
+
+    async def forward_stop() -> None:
+        if stop is not None:
+            await stop.wait()
+            halt.set()
+
     try:
+        if writing_reports:
+            prepare_output_dir(output_dir, formats)  # type: ignore[arg-type]
         if store is not None:
             evaluation_id = store.begin_evaluation(
                 benchmark_id=plan.benchmark.id, benchmark_version=plan.benchmark.version,
                 config=settings_record(settings, plan, run_info), tool_version=__version__)
-            writer = ResultWriter(store, evaluation_id)
+            writer = ResultWriter(store, evaluation_id, on_error=writer_failed)
 
         def finished(result: TaskResult) -> None:
             if writer is not None:
@@ -82,27 +122,47 @@ async def evaluate(plan: Plan, settings: RunSettings, *, store_path: Path | None
             if on_result is not None:
                 on_result(result)
 
+        forwarding = asyncio.ensure_future(forward_stop())
         try:
             outcome = await execute(plan, settings, lambda skill: adapters[skill.id], on_result=finished,
-                                    stop=stop)
-        except BaseException:
+                                    stop=halt)
+        except BaseException as exc:
             if store is not None and writer is not None:
-                writer.close()
-                store.finish_evaluation(evaluation_id, status="failed", reports=[])
+                with contextlib.suppress(HarnessError):
+                    writer.close()
+                with contextlib.suppress(HarnessError):
+                    store.finish_evaluation(evaluation_id, status="failed", reports=[],
+                                            error=f"{type(exc).__name__}: {exc}")
             raise
+        finally:
+            forwarding.cancel()
         if writer is not None:
-            writer.close()
+            try:
+                writer.close()
+            except HarnessError as exc:
+                failure = exc
+        failure = failure or outcome.failure
+        interrupted = outcome.interrupted and failure is None
         reports = build_reports(plan, outcome.results, timestamp=started, default_timeout_ms=settings.timeout_ms,
-                                timeout_override_ms=settings.timeout_override_ms, interrupted=outcome.interrupted)
+                                timeout_override_ms=settings.timeout_override_ms, interrupted=interrupted)
         if store is not None:
-            store.finish_evaluation(evaluation_id, status="interrupted" if outcome.interrupted else "finished",
-                                    reports=reports)
+            status = "failed" if failure else "interrupted" if interrupted else "finished"
+            try:
+                store.finish_evaluation(evaluation_id, status=status, reports=reports,
+                                        error=str(failure) if failure else None)
+            except HarnessError as exc:
+                failure = failure or exc
     finally:
         if store is not None:
             store.close()
     files: list[Path] = []
-    if output_dir is not None and formats:
+    if writing_reports:
         from .reports import write_reports
 
-        files = write_reports(reports, formats, output_dir)
-    return EvaluationOutcome(reports, outcome.results, outcome.interrupted, evaluation_id or None, files)
+        files = write_reports(reports, formats, output_dir)  # type: ignore[arg-type]
+    result = EvaluationOutcome(reports, outcome.results, interrupted, evaluation_id or None, files)
+    if failure is not None:
+        kept = f"the {len(outcome.results)} finished tasks are in {files[0]}" if files else \
+            f"{len(outcome.results)} tasks had finished"
+        raise RunFailed(f"{failure}; the run stopped: {kept}", result)
+    return result

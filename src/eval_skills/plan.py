@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+from pydantic import BaseModel, ValidationError
 
 from .errors import InputError, ScorerError
+from .formats._load import validation_error
 from .formats.benchmark import Benchmark, Task
 from .formats.skill import Skill
 from .scoring.scorers import (
+    DEFAULT_SCORER_TIMEOUT_S,
     Scorer,
     ScoringContext,
     get_scorer,
@@ -32,7 +35,7 @@ class PlannedTask:
     task: Task
     scorer: Scorer
     scorer_type: str
-    options: dict[str, Any]
+    options: BaseModel  # the scorer's options model, validated
     timeout_ms: int | None
 
 
@@ -57,6 +60,16 @@ class Plan:
     def total(self) -> int:
         return len(self.skills) * len(self.tasks) * self.runs
 
+    def close(self) -> None:
+        """Stop what planning started (custom scorer workers). Safe to call twice."""
+        self.scoring.close()
+
+    def __enter__(self) -> Plan:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def items(self) -> Iterator[WorkItem]:
         """Run by run, so an interrupted evaluation has whole runs first."""
         for run_id in range(1, self.runs + 1):
@@ -66,7 +79,7 @@ class Plan:
                     yield WorkItem(skill, planned, run_id, problem)
 
 
-def _input_problems(skills: list[Skill], tasks: list[Task]) -> dict[tuple[str, str], str]:
+def _input_problems(skills: list[Skill], tasks: list[Task], timeout_s: float) -> dict[tuple[str, str], str]:
     """Tasks whose inputData does not fit a skill's inputSchema: each becomes a task error, not a stop."""
     problems: dict[tuple[str, str], str] = {}
     for skill in skills:
@@ -74,21 +87,54 @@ def _input_problems(skills: list[Skill], tasks: list[Task]) -> dict[tuple[str, s
         if not schema:
             continue
         try:
-            validator = schema_validator(schema)
+            validator = schema_validator(schema, timeout=timeout_s)
         except ScorerError as exc:
             raise InputError(str(exc), file=str(skill.path), field="$.inputSchema") from None
         for task in tasks:
             if task.inputData is None:
                 continue
-            problem = schema_problem(validator, task.inputData)
+            try:
+                problem = schema_problem(validator, task.inputData)
+            except Exception as exc:  # noqa: BLE001 - a schema that cannot judge this input
+                problem = f"$: cannot be checked ({type(exc).__name__})"
             if problem is not None:
                 problems[(skill.id, task.id)] = f"inputData does not match the skill's inputSchema at {problem}"
     return problems
 
 
+def _plan_task(benchmark: Benchmark, index: int, task: Task, default_evaluator: str, where: str,
+               scoring: ScoringContext) -> PlannedTask:
+    at = benchmark.task_path(index)
+    kind = scorer_type_of(task, default_evaluator)
+    kind_field = (f"{at}.evaluator.type" if task.evaluator is not None
+                  else f"{at}.expectedOutput.type" if task.expectedOutput.type else "--evaluator")
+    try:
+        scorer = get_scorer(kind)
+    except InputError as exc:
+        raise type(exc)(exc.problem, file=where, field=kind_field, hint=exc.hint) from None
+    try:
+        options = scorer.parse_options(task.evaluator.options() if task.evaluator else {})
+    except ValidationError as exc:
+        raise validation_error(exc, where, (*benchmark.task_loc(index), "evaluator")) from None
+    unknown = sorted(set(task.expectedOutput.model_extra or {}) - EXPECTED_OPTIONAL)
+    if unknown and scorer.name != "custom":
+        raise InputError("unknown field (remove it or check its spelling)", file=where,
+                         field=f"{at}.expectedOutput.{unknown[0]}")
+    if scorer.check is not None:
+        try:
+            scorer.check(task, options, scoring)
+        except (ScorerError, InputError) as exc:
+            problem = exc.problem if isinstance(exc, InputError) else str(exc)
+            raise InputError(problem, file=where, field=f"{at}.expectedOutput",
+                             hint=f"task {task.id!r} cannot be scored by {scorer.name}") from None
+    return PlannedTask(task, scorer, scorer.name, options, task.timeoutMs)
+
+
 def build_plan(skills: list[Skill], benchmark: Benchmark, *, runs: int, default_evaluator: str,
-               base_dir: Path | None = None, benchmark_file: str | None = None) -> Plan:
-    """Resolve every task's scorer and check inputs; any problem with the files raises InputError now."""
+               base_dir: Path | None = None, benchmark_file: str | None = None,
+               scorer_timeout_s: float = DEFAULT_SCORER_TIMEOUT_S) -> Plan:
+    """Resolve every task's scorer and options and check inputs; any problem with the files raises InputError
+    now. Custom scorers are loaded now (their workers are kept for the run): close the plan when done."""
     if not skills:
         raise InputError("no skills to evaluate", hint="pass --skills with a skill.json or a folder")
     where = benchmark_file or f"benchmark {benchmark.id}"
@@ -96,29 +142,13 @@ def build_plan(skills: list[Skill], benchmark: Benchmark, *, runs: int, default_
         get_scorer(default_evaluator)
     except InputError as exc:
         raise type(exc)(exc.problem, field="--evaluator", hint=exc.hint) from None
-    scoring = ScoringContext(base_dir=base_dir)
-    planned: list[PlannedTask] = []
-    for index, task in enumerate(benchmark.tasks):
-        at = benchmark.task_path(index)
-        kind = scorer_type_of(task, default_evaluator)
-        kind_field = (f"{at}.evaluator.type" if task.evaluator is not None
-                      else f"{at}.expectedOutput.type" if task.expectedOutput.type else "--evaluator")
-        try:
-            scorer = get_scorer(kind)
-        except InputError as exc:
-            raise type(exc)(exc.problem, file=where, field=kind_field, hint=exc.hint) from None
-        options = task.evaluator.options() if task.evaluator else {}
-        unknown = sorted(set(task.expectedOutput.model_extra or {}) - EXPECTED_OPTIONAL)
-        if unknown and scorer.name != "custom":
-            raise InputError("unknown field (remove it or check its spelling)", file=where,
-                             field=f"{at}.expectedOutput.{unknown[0]}")
-        if scorer.check is not None:
-            try:
-                scorer.check(task, options, scoring)
-            except (ScorerError, InputError) as exc:
-                problem = exc.problem if isinstance(exc, InputError) else str(exc)
-                raise InputError(problem, file=where, field=f"{at}.expectedOutput",
-                                 hint=f"task {task.id!r} cannot be scored by {scorer.name}") from None
-        planned.append(PlannedTask(task, scorer, scorer.name, options, task.timeoutMs))
+    scoring = ScoringContext(base_dir=base_dir, timeout_s=scorer_timeout_s)
+    try:
+        planned = [_plan_task(benchmark, index, task, default_evaluator, where, scoring)
+                   for index, task in enumerate(benchmark.tasks)]
+        problems = _input_problems(skills, benchmark.tasks, scorer_timeout_s)
+    except BaseException:
+        scoring.close()
+        raise
     return Plan(skills=skills, benchmark=benchmark, tasks=planned, runs=runs, scoring=scoring,
-                input_problems=_input_problems(skills, benchmark.tasks))
+                input_problems=problems)

@@ -42,14 +42,15 @@ class Score:
 @dataclass(slots=True)
 class TaskResult:
     """One (skill, task, run) item, finished. Failures are results too: ``error`` says why a call or scorer
-    failed; ``reason`` is the scorer's explanation of a pass or fail."""
+    failed; ``reason`` is the scorer's explanation of a pass or fail. ``latency_ms`` is None for a task
+    that never reached the skill (it did not start; the input did not fit its inputSchema)."""
 
     task_id: str
     skill_id: str
     run_id: int  # 1-based
     status: Status
     score: float
-    latency_ms: float
+    latency_ms: float | None
     output: Any = None
     error: str | None = None
     scorer_type: str = ""
@@ -66,7 +67,7 @@ class TaskResult:
             "runId": self.run_id,
             "status": self.status,
             "score": self.score,
-            "latencyMs": round(self.latency_ms, 3),
+            "latencyMs": None if self.latency_ms is None else round(self.latency_ms, 3),
             "output": self.output,
             "error": self.error,
             "scorerType": self.scorer_type,

@@ -1,6 +1,12 @@
 """The async scheduler: runs a plan's items with bounded concurrency, timeouts, retries and cancellation.
 
 It knows nothing of reports or storage: each finished item is handed to ``on_result`` as it finishes.
+
+The boundary with the skill and with scorers is here: whatever an adapter or a scorer raises is that task's
+result with its reason, never a crash. Scoring runs off the event loop with its own deadline, so it never
+counts in a skill's latency or timeout. Only a fault of the harness stops a run (a :class:`HarnessError`:
+the results store failing, or running out of descriptors or processes after retries): the run stops as if
+interrupted and ``RunOutcome.failure`` says why.
 """
 
 from __future__ import annotations
@@ -12,10 +18,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .adapters.base import Adapter
-from .errors import EvalSkillsError, InputError, SkillError
+from .errors import HarnessError, HarnessResourceError, InputError, ScorerError, SkillError
 from .formats.skill import Skill
 from .plan import Plan, WorkItem
+from .processes import reap_orphans, resource_failure
 from .results import TaskResult
+from .scoring.offloop import run_off_loop
 
 __all__ = ["RunSettings", "RunOutcome", "execute"]
 
@@ -39,13 +47,19 @@ class RunSettings:
         return task_timeout_ms or self.timeout_override_ms or skill_timeout_ms or self.timeout_ms
 
 
+RESOURCE_RETRIES = 5  # a task that hits a harness resource limit waits and tries again this many times
+RESOURCE_WAIT_S = 0.25  # times the attempt number
+SCORER_GRACE_S = 0.5  # scorers stop themselves at their deadline; past it by this much, we stop waiting
+
+
 @dataclass(repr=False)
 class RunOutcome:
     results: list[TaskResult] = field(default_factory=list)
     interrupted: bool = False
+    failure: HarnessError | None = None  # the harness fault that stopped the run
 
     def __repr__(self) -> str:
-        return f"<RunOutcome {len(self.results)} results interrupted={self.interrupted}>"
+        return f"<RunOutcome {len(self.results)} results interrupted={self.interrupted} failure={self.failure}>"
 
 
 async def _start_adapters(plan: Plan, factory: AdapterFactory) -> tuple[dict[str, Adapter], dict[str, str]]:
@@ -59,8 +73,14 @@ async def _start_adapters(plan: Plan, factory: AdapterFactory) -> tuple[dict[str
     async def start(skill_id: str, adapter: Adapter) -> None:
         try:
             await adapter.start()
+        except (InputError, HarnessError):
+            raise
         except SkillError as exc:
             failures[skill_id] = f"skill did not start: {exc}"
+        except Exception as exc:  # noqa: BLE001 - whatever starting a skill does, its tasks say so
+            if resource_failure(exc):
+                raise HarnessResourceError(f"cannot start skill {skill_id}: {exc}") from exc
+            failures[skill_id] = f"skill did not start: {type(exc).__name__}: {exc}"
 
     tasks = [asyncio.ensure_future(start(k, a)) for k, a in adapters.items()]
     try:
@@ -77,45 +97,81 @@ async def _start_adapters(plan: Plan, factory: AdapterFactory) -> tuple[dict[str
     return adapters, failures
 
 
-async def _run_item(item: WorkItem, adapter: Adapter, plan: Plan, settings: RunSettings) -> TaskResult:
-    planned = item.planned
-    task = planned.task
-    base = TaskResult(task.id, item.skill.id, item.run_id, "error", 0.0, 0.0, scorer_type=planned.scorer_type)
-    if item.input_problem:
-        base.error = item.input_problem
-        return base
-    timeout_s = settings.timeout_for(planned.timeout_ms, item.skill.adapter.timeoutMs) / 1000
-    attempt = 0
+async def _invoke(item: WorkItem, adapter: Adapter, settings: RunSettings, base: TaskResult) -> Any:
+    """Call the skill, with retries; returns the Invocation, or None when ``base`` now holds the failure."""
+    task = item.planned.task
+    timeout_s = settings.timeout_for(item.planned.timeout_ms, item.skill.adapter.timeoutMs) / 1000
+    attempt = resource_attempt = 0
     while True:
         attempt += 1
         started = time.perf_counter()
         try:
             invocation = await adapter.invoke(task.inputData, timeout_s)
-        except SkillError as exc:
+        except InputError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the boundary with the skill: all of it is this task's result
+            if isinstance(exc, HarnessError) and not isinstance(exc, HarnessResourceError):
+                raise
+            if isinstance(exc, HarnessResourceError) or (not isinstance(exc, SkillError) and resource_failure(exc)):
+                resource_attempt += 1  # never the skill's fault: wait for descriptors to free up, then stop
+                if resource_attempt > RESOURCE_RETRIES:
+                    if isinstance(exc, HarnessError):
+                        raise
+                    raise HarnessResourceError(f"out of resources: {exc}") from exc
+                attempt -= 1
+                await asyncio.sleep(RESOURCE_WAIT_S * resource_attempt)
+                continue
             # an adapter that queues calls knows how long the skill itself had the call
-            base.latency_ms = exc.latency_ms if exc.latency_ms is not None else (
-                (time.perf_counter() - started) * 1000)
-            base.status = exc.status  # type: ignore[assignment]
-            base.error = str(exc) or type(exc).__name__
+            measured = getattr(exc, "latency_ms", None)
+            base.latency_ms = measured if measured is not None else (time.perf_counter() - started) * 1000
+            if isinstance(exc, SkillError):
+                base.status = exc.status  # type: ignore[assignment]
+                base.error = str(exc) or type(exc).__name__
+                base.output = exc.output
+                retryable = exc.retryable
+            else:  # not a SkillError: an adapter's own fault, still only this task's result
+                base.status = "error"
+                base.error = f"{type(exc).__name__}: {exc}"
+                retryable = True
             base.attempts = attempt
-            if exc.retryable and attempt <= settings.retries:
+            if retryable and attempt <= settings.retries:
                 await asyncio.sleep(settings.backoff_ms * attempt / 1000)
                 continue
-            return base
+            return None
         base.latency_ms = invocation.latency_ms if invocation.latency_ms is not None else (
             (time.perf_counter() - started) * 1000)
         base.attempts = attempt
         base.error = None  # an earlier attempt's error is not this result's
-        break
-    # Let the next item's call go out before scoring this one, so a serial skill is never idle while we score.
-    await asyncio.sleep(0)
+        base.output = None
+        return invocation
+
+
+async def _run_item(item: WorkItem, adapter: Adapter, plan: Plan, settings: RunSettings) -> TaskResult:
+    planned = item.planned
+    task = planned.task
+    base = TaskResult(task.id, item.skill.id, item.run_id, "error", 0.0, None, scorer_type=planned.scorer_type)
+    if item.input_problem:
+        base.error = item.input_problem
+        return base
+    invocation = await _invoke(item, adapter, settings, base)
+    if invocation is None:
+        return base
     base.output = invocation.output
     base.usage = invocation.usage
+    ctx = plan.scoring
     try:
-        score = planned.scorer(invocation.output, task, planned.options, plan.scoring)
-    except EvalSkillsError as exc:
-        base.status = "error"
+        score = await run_off_loop(lambda: planned.scorer(invocation.output, task, planned.options, ctx),
+                                   ctx.timeout_s + SCORER_GRACE_S)
+    except TimeoutError:
+        base.error = f"scorer {planned.scorer_type} did not finish within {ctx.timeout_s:g}s"
+        return base
+    except (ScorerError, InputError) as exc:
         base.error = f"scorer {planned.scorer_type} failed: {exc}"
+        return base
+    except Exception as exc:  # noqa: BLE001 - a scorer's fault is this task's error, never the run's
+        if isinstance(exc, HarnessError):
+            raise
+        base.error = f"scorer {planned.scorer_type} failed: {type(exc).__name__}: {exc}"
         return base
     base.status = "pass" if score.passed else "fail"
     base.score = score.value
@@ -143,42 +199,50 @@ async def execute(plan: Plan, settings: RunSettings, factory: AdapterFactory, *,
     adapters, failures = await starting
     items = plan.items()
 
+    halt = asyncio.Event()  # set when the harness itself failed: stop as if interrupted
+
     def record(result: TaskResult) -> None:
         outcome.results.append(result)
         if on_result is not None:
             on_result(result)
 
     async def worker() -> None:
-        for item in items:  # a shared iterator: each item is taken by exactly one worker
-            failure = failures.get(item.skill.id)
-            if failure is not None:
-                planned = item.planned
-                record(TaskResult(planned.task.id, item.skill.id, item.run_id, "error", 0.0, 0.0,
-                                  error=failure, scorer_type=planned.scorer_type))
-                continue
-            record(await _run_item(item, adapters[item.skill.id], plan, settings))
+        try:
+            for item in items:  # a shared iterator: each item is taken by exactly one worker
+                failure = failures.get(item.skill.id)
+                if failure is not None:
+                    planned = item.planned
+                    record(TaskResult(planned.task.id, item.skill.id, item.run_id, "error", 0.0, None,
+                                      error=failure, scorer_type=planned.scorer_type))
+                    continue
+                record(await _run_item(item, adapters[item.skill.id], plan, settings))
+        except HarnessError as exc:
+            if outcome.failure is None:
+                outcome.failure = exc
+            halt.set()
 
     workers = [asyncio.create_task(worker()) for _ in range(min(settings.concurrency, max(plan.total, 1)))]
+    waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(halt.wait())]
+    if stop is not None:
+        waits.append(asyncio.ensure_future(stop.wait()))
     try:
-        if stop is None:
-            await asyncio.gather(*workers)
+        done_all: asyncio.Future[Any] = asyncio.gather(*workers)
+        await asyncio.wait([*waits, done_all], return_when=asyncio.FIRST_COMPLETED)
+        if not done_all.done():
+            outcome.interrupted = outcome.failure is None
+            for w in workers:
+                w.cancel()
+            await asyncio.gather(done_all, return_exceptions=True)
         else:
-            stopper = asyncio.ensure_future(stop.wait())
-            done_all: asyncio.Future[Any] = asyncio.gather(*workers)
-            await asyncio.wait([stopper, done_all], return_when=asyncio.FIRST_COMPLETED)
-            if not done_all.done():
-                outcome.interrupted = True
-                for w in workers:
-                    w.cancel()
-                await asyncio.gather(done_all, return_exceptions=True)
-            else:
-                stopper.cancel()
-                done_all.result()
+            done_all.result()
     except asyncio.CancelledError:
         outcome.interrupted = True
         for w in workers:
             w.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
     finally:
+        for waiting in waits:
+            waiting.cancel()
         await asyncio.gather(*(a.close() for a in adapters.values()), return_exceptions=True)
+        reap_orphans()
     return outcome

@@ -3,10 +3,13 @@
 - completion rate = passed / total
 - partial score = mean of task scores
 - error rate = (errors + timeouts) / total
-- consistency = 1 - population stddev of the per-run completion rates (only with runs >= 2)
-- P50/P95/P99 = nearest-rank percentiles of the task latencies
+- consistency = 1 - population stddev of the per-run completion rates, over the runs that finished (every
+  task of the run has a result); null unless at least two runs finished
+- P50/P95/P99 = nearest-rank percentiles of the task latencies; tasks that never reached the skill (latency
+  None: it did not start, the input did not fit its inputSchema) are left out; null when no task has one
 - composite = 0.5 * CR + 0.2 * (1 - latP95_norm) + 0.3 * (1 - ER), latP95_norm = P95 / maxLatencyMs (else the
-  timeout), clamped to [0, 1]
+  timeout), clamped to [0, 1]. Without any latency (no task reached the skill) the latency term is 0, as
+  for the slowest skill: a skill is never rewarded for speed it did not show
 
 Headline metrics are rounded to 4 decimals.
 """
@@ -31,8 +34,12 @@ def nearest_rank(sorted_values: Sequence[float], percentile: float) -> float:
     return sorted_values[min(rank, len(sorted_values)) - 1]
 
 
-def composite_score(completion_rate: float, error_rate: float, p95_ms: float, latency_budget_ms: float) -> float:
-    norm = min(1.0, max(0.0, p95_ms / latency_budget_ms)) if latency_budget_ms > 0 else 1.0
+def composite_score(completion_rate: float, error_rate: float, p95_ms: float | None,
+                    latency_budget_ms: float) -> float:
+    """The composite; ``p95_ms`` None (no latency measured) makes the latency term 0."""
+    norm = 1.0
+    if p95_ms is not None and latency_budget_ms > 0:
+        norm = min(1.0, max(0.0, p95_ms / latency_budget_ms))
     return 0.5 * completion_rate + 0.2 * (1 - norm) + 0.3 * (1 - error_rate)
 
 
@@ -40,8 +47,15 @@ def _r(value: float) -> float:
     return round(value, 4)
 
 
-def skill_summary(results: Sequence[TaskResult], *, runs: int, latency_budget_ms: float) -> dict[str, Any]:
+def _opt(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def skill_summary(results: Sequence[TaskResult], *, runs: int, latency_budget_ms: float,
+                  tasks_per_run: int | None = None) -> dict[str, Any]:
     """The ``summary``, ``latency`` and ``tokenCost`` parts of a SkillCompletionReport.
+
+    A run counts as finished for consistency when it has ``tasks_per_run`` results (any number when None).
 
     With no results (a run interrupted before this skill's first task finished) every metric is None:
     there is nothing to measure, and a 0 would read as a verdict.
@@ -64,11 +78,11 @@ def skill_summary(results: Sequence[TaskResult], *, runs: int, latency_budget_ms
         per_run: dict[int, list[int]] = {}
         for r in results:
             per_run.setdefault(r.run_id, []).append(r.status == "pass")
-        rates = [sum(v) / len(v) for v in per_run.values()]
-        consistency = _r(1 - statistics.pstdev(rates)) if len(rates) >= 2 else 1.0
+        rates = [sum(v) / len(v) for v in per_run.values() if tasks_per_run is None or len(v) >= tasks_per_run]
+        consistency = _r(1 - statistics.pstdev(rates)) if len(rates) >= 2 else None
 
-    latencies = sorted(r.latency_ms for r in results)
-    p50, p95, p99 = (nearest_rank(latencies, p) for p in (50, 95, 99))
+    latencies = sorted(r.latency_ms for r in results if r.latency_ms is not None)
+    p50, p95, p99 = (nearest_rank(latencies, p) if latencies else None for p in (50, 95, 99))
 
     usages = [r.usage for r in results if r.usage is not None]
     token_cost = None
@@ -91,6 +105,6 @@ def skill_summary(results: Sequence[TaskResult], *, runs: int, latency_budget_ms
             "errors": errors,
             "timeouts": timeouts,
         },
-        "latency": {"p50Ms": _r(p50), "p95Ms": _r(p95), "p99Ms": _r(p99)},
+        "latency": {"p50Ms": _opt(p50), "p95Ms": _opt(p95), "p99Ms": _opt(p99)},
         "tokenCost": token_cost,
     }

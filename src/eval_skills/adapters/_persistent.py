@@ -7,7 +7,12 @@ whichever is later. Latency and timeouts are measured from there, so time spent 
 requests is never charged to a task.
 
 When the program times out, dies or breaks the protocol, the request it was working on fails; the
-requests queued behind it, which it never started, are sent again to a fresh process.
+requests queued behind it, which it never started, are sent again to a fresh process. A program that exits
+while something it started keeps its stdout open is treated as having ended (after ``LEFTOVER_GRACE``).
+
+A reply whose id matches no waiting request is kept, and the request that then times out names it (a
+skill echoing the id as the string ``"1"`` is told so instead of timing out in silence). A program
+answering out of order gets each request's latency from when that request was sent.
 """
 
 from __future__ import annotations
@@ -23,16 +28,18 @@ from ._process import Child, excerpt, read_line
 
 Reply = dict[str, Any]
 Parse = Callable[[bytes], "Reply | None"]
+LEFTOVER_GRACE = 0.2  # seconds stdout may stay open after the program exited, held by what it started
 
 
 class _Pending:
-    __slots__ = ("id", "request", "timeout", "future", "started", "timer", "last")
+    __slots__ = ("id", "request", "timeout", "future", "sent", "started", "timer", "last")
 
     def __init__(self, request_id: int, request: bytes, timeout: float, future: asyncio.Future[Any]) -> None:
         self.id = request_id
         self.request = request
         self.timeout = timeout
         self.future = future
+        self.sent = 0.0
         self.started: float | None = None
         self.timer: asyncio.TimerHandle | None = None
         self.last = b""
@@ -53,6 +60,8 @@ class PersistentChannel:
         self._max_line_bytes = max_line_bytes
         self._child: Child | None = None
         self._reader: asyncio.Task[None] | None = None
+        self._watcher: asyncio.Task[None] | None = None
+        self._unmatched = b""  # the last reply that matched no waiting request
         self._queue: collections.deque[_Pending] = collections.deque()
         self._lock = asyncio.Lock()  # held while a process is started or replaced
         self._next_id = 0
@@ -91,11 +100,13 @@ class PersistentChannel:
         if self._child is None:
             child = self._child = await self._spawn()
             self._reader = asyncio.create_task(self._read(child))
+            self._watcher = asyncio.create_task(self._watch(child))
         return self._child
 
     def _send(self, child: Child, pending: _Pending) -> None:
         stdin = child.proc.stdin
         assert stdin is not None
+        pending.sent = asyncio.get_running_loop().time()
         self._queue.append(pending)
         if self._queue[0] is pending:
             self._start_clock(pending)
@@ -116,8 +127,8 @@ class PersistentChannel:
             return
         if error is not None:
             pending.future.set_exception(error)
-        else:
-            started = pending.started if pending.started is not None else asyncio.get_running_loop().time()
+        else:  # a reply out of order: the program had the request since it was sent
+            started = pending.started if pending.started is not None else pending.sent
             pending.future.set_result((reply, asyncio.get_running_loop().time() - started))
 
     async def _read(self, child: Child) -> None:
@@ -132,7 +143,9 @@ class PersistentChannel:
                         queue[0].last = line
                     continue
                 reply_id = reply.get("id")
-                if queue and (reply_id == queue[0].id or (reply_id is None and "error" in reply)):
+                if type(reply_id) is not int and reply_id is not None:
+                    reply_id = ""  # only the number we sent is our id: "1" or 1.0 or true matches nothing
+                if queue and (reply_id == queue[0].id or reply_id is None):  # null: the oldest request's
                     head = queue.popleft()
                     self._settle(head, reply=reply)
                     if queue:
@@ -143,26 +156,48 @@ class PersistentChannel:
                         queue.remove(pending)
                         self._settle(pending, reply=reply)
                         break
+                else:
+                    self._unmatched = line
         except SkillProtocolError as exc:
             await self._replace(child, exc)
             return
         except asyncio.CancelledError:
             return
+        except Exception as exc:  # noqa: BLE001 - whatever a skill sends, it fails its request, not the reader
+            await self._replace(child, SkillProtocolError(f"unreadable output ({type(exc).__name__}: {exc})"))
+            return
         if self._child is child:
             await self._replace(child, None)
+
+    async def _watch(self, child: Child) -> None:
+        """When the program exits but something it started holds its stdout, end it as if stdout closed."""
+        try:
+            await asyncio.wait((child.exited,))  # not `await child.exited`: cancelling us must not cancel it
+            reader = self._reader
+            if reader is not None:
+                await asyncio.wait((reader,), timeout=LEFTOVER_GRACE)
+            if self._child is child:
+                await self._replace(child, None)
+        except asyncio.CancelledError:
+            return
 
     def _timed_out(self, pending: _Pending) -> None:
         if self._child is None or pending not in self._queue:
             return  # answered in the meantime, or already failed
         last = f"; last output: {excerpt(pending.last)}" if pending.last else ""
+        if self._unmatched:
+            last += f"; a reply matched no request (ids must be the request's number): {excerpt(self._unmatched)}"
         error = SkillTimeout(f"no reply within {pending.timeout:g}s{last}")
         asyncio.get_running_loop().create_task(self._replace(self._child, error, head=pending))
 
     def _detach(self) -> Child | None:
         child, self._child = self._child, None
         reader, self._reader = self._reader, None
-        if reader is not None and reader is not asyncio.current_task():
-            reader.cancel()
+        watcher, self._watcher = self._watcher, None
+        self._unmatched = b""
+        for task in (reader, watcher):
+            if task is not None and task is not asyncio.current_task():
+                task.cancel()
         return child
 
     async def _replace(self, child: Child, error: SkillError | None, head: _Pending | None = None) -> None:
@@ -171,8 +206,10 @@ class PersistentChannel:
         async with self._lock:
             if self._child is not child:
                 return
+            if head is not None and head not in self._queue:
+                return  # its reply came in the same turn as its timer: it was answered, nothing failed
             self._detach()
-            failed = head if head is not None and head in self._queue else (self._queue[0] if self._queue else None)
+            failed = head if head is not None else (self._queue[0] if self._queue else None)
             if error is None:
                 error = await self._ended(child, "before replying")
             else:

@@ -18,8 +18,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import SkillCrashed, SkillProtocolError
+from ..errors import HarnessResourceError, SkillCrashed, SkillProtocolError
 from ..formats.skill import AdapterConfig
+from ..processes import forget, kill_group, kill_tree, reap_orphans, resource_failure, spawning
 from ..results import Usage
 
 __all__ = [
@@ -44,7 +45,6 @@ STREAM_LIMIT = 1 << 20  # asyncio StreamReader limit: its buffer pauses the pipe
 MAX_LINE_BYTES = 16 << 20  # the longest stdout line we accept
 STDERR_BYTES = 64 << 10  # the tail of stderr kept for error messages
 _PYTHON = re.compile(r"python(?:3(?:\.\d+)?)?")
-_SIGKILL = getattr(signal, "SIGKILL", signal.SIGTERM)
 
 
 def child_env(config: AdapterConfig, environ: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -87,17 +87,6 @@ def resolve_argv(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> l
     if found is None:
         raise SkillCrashed(f"cannot start {program!r}: program not found on PATH")
     return [found, *rest]
-
-
-def kill_group(pid: int, sig: int = _SIGKILL) -> None:
-    """Signal a whole process group (the program and everything it started). Gone already is fine."""
-    try:
-        if hasattr(os, "killpg"):
-            os.killpg(pid, sig)
-        else:  # pragma: no cover - Windows has no process groups of this kind
-            os.kill(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def describe_exit(returncode: int) -> str:
@@ -176,15 +165,36 @@ async def read_line(reader: asyncio.StreamReader, max_bytes: int = MAX_LINE_BYTE
         return b"".join(parts)
 
 
+class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """asyncio's protocol, plus a future set when the program exits (whoever still holds its pipes)."""
+
+    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=limit, loop=loop)
+        self.exited: asyncio.Future[None] = loop.create_future()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+
 class Child:
-    """A started program in its own process group, with the tail of its stderr kept in a :class:`Ring`."""
+    """A started program in its own process group, with the tail of its stderr kept in a :class:`Ring`.
 
-    __slots__ = ("proc", "stderr", "_pump")
+    ``exited`` is done as soon as the program has exited, even while something it started keeps its
+    pipes open (wait on it with ``asyncio.wait``, never ``await`` it in a task that may be cancelled).
+    :meth:`kill` stops the program and all it started, and closes our ends of its pipes, so nothing a
+    skill leaves behind can keep the harness waiting.
+    """
 
-    def __init__(self, proc: asyncio.subprocess.Process, stderr: Ring,
-                 pump: asyncio.Task[None] | None) -> None:
+    __slots__ = ("proc", "stderr", "exited", "_pump", "_transport")
+
+    def __init__(self, proc: asyncio.subprocess.Process, stderr: Ring, exited: asyncio.Future[None],
+                 transport: asyncio.SubprocessTransport, pump: asyncio.Task[None] | None) -> None:
         self.proc = proc
         self.stderr = stderr
+        self.exited = exited
+        self._transport = transport
         self._pump = pump
 
     @classmethod
@@ -192,36 +202,47 @@ class Child:
                     merge_output: bool = False, limit: int = STREAM_LIMIT,
                     stderr_bytes: int = STDERR_BYTES) -> Child:
         """Start ``argv``. With ``merge_output`` stdout and stderr both go to the ring (for servers);
-        otherwise stdout is a pipe for the caller. A program that cannot be run is SkillCrashed."""
+        otherwise stdout is a pipe for the caller. A program that cannot be run is SkillCrashed; running
+        out of descriptors, processes or memory is the harness's :class:`HarnessResourceError`."""
         pipe = asyncio.subprocess.PIPE
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv, cwd=cwd, env=dict(env), start_new_session=True, limit=limit,
-                stdin=pipe if stdin is None else stdin, stdout=pipe,
-                stderr=asyncio.subprocess.STDOUT if merge_output else pipe)
-        except OSError as exc:
-            raise SkillCrashed(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from None
+        loop = asyncio.get_running_loop()
+        protocol: _Protocol | None = None
+
+        def factory() -> _Protocol:
+            nonlocal protocol
+            protocol = _Protocol(limit, loop)
+            return protocol
+
+        with spawning() as started:
+            try:
+                transport, _ = await loop.subprocess_exec(
+                    factory, *argv, cwd=cwd, env=dict(env), start_new_session=True,
+                    stdin=pipe if stdin is None else stdin, stdout=pipe,
+                    stderr=asyncio.subprocess.STDOUT if merge_output else pipe)
+            except OSError as exc:
+                if resource_failure(exc):
+                    raise HarnessResourceError(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from exc
+                raise SkillCrashed(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from None
+            started.add(transport.get_pid())
+        assert protocol is not None
+        proc = asyncio.subprocess.Process(transport, protocol, loop)
         ring = Ring(stderr_bytes)
         source = proc.stdout if merge_output else proc.stderr
         pump = asyncio.create_task(_pump(source, ring)) if source is not None else None
-        return cls(proc, ring, pump)
+        return cls(proc, ring, protocol.exited, transport, pump)
 
     @property
     def running(self) -> bool:
         return self.proc.returncode is None
 
     async def wait_exit(self, timeout: float) -> bool:
-        """True when the program has exited within ``timeout`` seconds."""
-        if self.proc.returncode is not None:
+        """True when the program has exited within ``timeout`` seconds (its pipes may still be open)."""
+        if self.exited.done():
             return True
         if timeout <= 0:
             return False
-        try:
-            async with asyncio.timeout(timeout):
-                await self.proc.wait()
-        except TimeoutError:
-            return False
-        return True
+        await asyncio.wait((self.exited,), timeout=timeout)
+        return self.exited.done()
 
     async def settle(self, timeout: float = 0.5) -> None:
         """Let the stderr reader take what is left, briefly; then stop it."""
@@ -232,14 +253,23 @@ class Child:
             await asyncio.wait((pump,), timeout=timeout)
         if not pump.done():
             pump.cancel()
+            await asyncio.gather(pump, return_exceptions=True)
         elif not pump.cancelled():
             pump.exception()  # read it, so asyncio does not log it; a broken pipe here is no news
 
     async def kill(self) -> None:
-        """SIGKILL the whole group (stragglers included) and reap the program. Never leaves a zombie."""
-        kill_group(self.proc.pid)
-        await self.proc.wait()
-        await self.settle()
+        """SIGKILL the program and everything it started (also what left its group, and what it orphaned),
+        reap it, and close our ends of its pipes. Never leaves a zombie; never waits on a pipe."""
+        pid = self.proc.pid
+        running = not self.exited.done()
+        kill_tree(pid, search=running)  # a program that already ended has no children left to search
+        if not await self.wait_exit(5.0):  # pragma: no cover - a process SIGKILL cannot end (D state)
+            return
+        self._transport.close()  # our pipe ends: a reader held up by a leftover's copy sees the end
+        forget(pid)
+        await self.settle(0.1)
+        if running:
+            reap_orphans()
 
     async def stop(self, grace: float = 3.0) -> None:
         """SIGTERM the group, SIGKILL it after ``grace`` seconds."""

@@ -17,6 +17,15 @@ class Adapter(ABC):
     an adapter that can only do one call at a time serialises internally.
     """
 
+    async def preflight(self) -> list[str]:
+        """Check what can be checked without running the skill, before anything is written.
+
+        Raises :class:`~eval_skills.errors.InputError` for a problem that must stop the run (a program that
+        does not exist or is not executable, a start command that does not parse); returns lines of notes
+        for ``--dry-run`` (what would run, where). Starts nothing.
+        """
+        return []
+
     async def start(self) -> None:  # noqa: B027 - optional hook
         """Prepare (start a server, spawn a persistent process). Raises SkillError on failure."""
 

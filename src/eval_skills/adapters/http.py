@@ -26,17 +26,26 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
+import shlex
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
-from ..errors import InputError, SkillCrashed, SkillHttpError, SkillProtocolError, SkillTimeout
+from ..errors import (
+    HarnessResourceError,
+    InputError,
+    SkillCrashed,
+    SkillHttpError,
+    SkillProtocolError,
+    SkillTimeout,
+)
 from ..formats.skill import ADAPTER_CONFIG_FILE, Skill
+from ..formats.untrusted import NotJSON, UnusableJSON, loads_untrusted
+from ..processes import resource_failure
 from ..results import Invocation, Usage
-from ._process import Child, child_env, excerpt, parse_usage, resolve_argv, split_command
+from ._process import MAX_LINE_BYTES, Child, child_env, excerpt, parse_usage, resolve_argv, split_command
 from .base import Adapter
 
 __all__ = ["HttpAdapter", "USAGE_HEADERS", "invoke_url"]
@@ -92,13 +101,16 @@ class HttpAdapter(Adapter):
     """Posts tasks to a skill's HTTP endpoint with one :class:`httpx.AsyncClient` (see the module doc).
 
     ``max_connections`` bounds the client's pool (and its keep-alive connections): size it to the run's
-    concurrency. ``stop_grace`` is how long a started server gets between SIGTERM and SIGKILL.
+    concurrency. ``stop_grace`` is how long a started server gets between SIGTERM and SIGKILL; a reply
+    body longer than ``max_body_bytes`` is a protocol error.
     """
 
-    def __init__(self, skill: Skill, *, max_connections: int = 64, stop_grace: float = STOP_GRACE) -> None:
+    def __init__(self, skill: Skill, *, max_connections: int = 64, stop_grace: float = STOP_GRACE,
+                 max_body_bytes: int = MAX_LINE_BYTES) -> None:
         self.skill = skill
         self.url = invoke_url(skill)
         self.max_connections = max_connections
+        self.max_body_bytes = max_body_bytes
         self.stop_grace = stop_grace
         self._client: httpx.AsyncClient | None = None
         self._server: Child | None = None
@@ -115,6 +127,29 @@ class HttpAdapter(Adapter):
         return self._server.proc.pid if self._server is not None else None
 
     # -- lifetime ------------------------------------------------------------------------------------
+
+    async def preflight(self) -> list[str]:
+        """The ``start`` command must parse and its program exist (else InputError); notes say what runs."""
+        notes = [f"posts each task to {self.url}"]
+        if self.skill.adapter.start:
+            argv = self._start_argv()
+            notes.append(f"starts the server with {shlex.join(argv)} in {self.skill.root}")
+        return notes
+
+    def _start_argv(self) -> list[str]:
+        config = self.skill.adapter
+        assert config.start is not None
+        file = str(self.skill.root / ADAPTER_CONFIG_FILE)
+        try:
+            command = split_command(config.start)
+        except ValueError as exc:
+            raise InputError(f"cannot split the start command into a command line: {exc}", file=file,
+                             field="$.start") from None
+        try:
+            return resolve_argv(command, cwd=self.skill.root, env=child_env(config))
+        except SkillCrashed as exc:
+            raise InputError(str(exc), file=file, field="$.start",
+                             hint="check the program's name and that it is executable") from None
 
     async def start(self) -> None:
         """Open the client and launch the ``start`` command, if any, waiting until the server answers."""
@@ -181,24 +216,41 @@ class HttpAdapter(Adapter):
         body = {"skillId": manifest.id, "version": manifest.version, "input": input_data}
         try:
             async with asyncio.timeout(timeout):
-                response = await client.post(self.url, json=body, timeout=timeout)
+                async with client.stream("POST", self.url, json=body, timeout=timeout) as response:
+                    content = await self._read_body(response)
         except (TimeoutError, httpx.TimeoutException):
             raise SkillTimeout(f"no reply from {self.url} within {timeout:g}s") from None
-        except httpx.HTTPError as exc:
+        except SkillProtocolError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - whatever the connection does, it is this task's result
+            if resource_failure(exc):
+                raise HarnessResourceError(f"cannot reach {self.url}: {self._describe(exc)}") from exc
             raise SkillHttpError(f"cannot reach {self.url}: {self._describe(exc)}") from None
-        content = self._redact(response.content)
+        content = self._redact(content)
         status = response.status_code
         if status >= 400:
             raise SkillHttpError(f"HTTP {status} {response.reason_phrase} from {self.url}: "
                                  f"{excerpt(content, 500) if content.strip() else '(empty body)'}",
                                  status_code=status)
         try:
-            output = json.loads(content)
-        except ValueError:
-            raise SkillProtocolError(f"reply from {self.url} is not JSON (HTTP {status}): "
+            output = loads_untrusted(content)
+        except NotJSON as exc:
+            what = "not usable JSON" if isinstance(exc, UnusableJSON) else "not JSON"
+            raise SkillProtocolError(f"reply from {self.url} is {what} (HTTP {status}; {exc}): "
                                      f"{excerpt(content) if content.strip() else '(empty body)'}") from None
         usage = parse_usage(output.get("usage")) if isinstance(output, dict) else None
         return Invocation(output=output, usage=usage or _header_usage(response.headers))
+
+    async def _read_body(self, response: httpx.Response) -> bytes:
+        """The body, refused beyond ``max_body_bytes`` (so a skill cannot fill the harness's memory)."""
+        parts: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > self.max_body_bytes:
+                raise SkillProtocolError(f"reply from {self.url} is larger than {self.max_body_bytes >> 20} MiB")
+            parts.append(chunk)
+        return b"".join(parts)
 
     async def healthcheck(self, timeout: float = 5.0) -> bool:
         """True when ``GET healthPath`` (or the base URL) answers with a status below 400."""
@@ -240,16 +292,10 @@ class HttpAdapter(Adapter):
 
     async def _start_server(self, client: httpx.AsyncClient) -> None:
         config = self.skill.adapter
-        assert config.start is not None
-        try:
-            command = split_command(config.start)
-        except ValueError as exc:
-            raise InputError(f"cannot split the start command into a command line: {exc}",
-                             file=str(self.skill.root / ADAPTER_CONFIG_FILE), field="$.start") from None
-        shown = " ".join(command)
+        argv = self._start_argv()
+        shown = " ".join(split_command(config.start or ""))
         url = self._health_url()
         env = child_env(config)
-        argv = resolve_argv(command, cwd=self.skill.root, env=env)
         try:  # a server already answering there would be mistaken for ours
             await client.get(url, timeout=1.0)
         except httpx.HTTPError:

@@ -8,29 +8,37 @@ is read from a ``usage`` object beside ``result`` or inside it (see :func:`._pro
 Two modes, chosen by ``persistent`` in ``adapter.config.json``:
 
 - one-shot (default): a new process per call. The request is written and stdin closed; stdout is read
-  to its end and the *last* reply line counts. No reply and a non-zero exit is :class:`SkillCrashed`
-  (with the tail of stderr); no reply otherwise is :class:`SkillProtocolError`.
+  to its end and the *last* reply line whose id is the request's (or null) counts. The program must then
+  exit with code 0: a reply followed by another exit code is an error ("exited with code 3 after
+  replying"), the reply kept as the result's output. No reply and a non-zero exit is
+  :class:`SkillCrashed` (with the tail of stderr); no reply otherwise is :class:`SkillProtocolError`.
 - persistent: one process answers one request per line. Requests are pipelined (see ``_persistent``):
-  they are written as they come and matched to replies by id (an ``error`` reply with a null id answers
-  the oldest request). Latency and timeouts start when the process can start on a request. A process
+  they are written as they come and matched to replies by id (a reply with a null id answers the oldest
+  request). Latency and timeouts start when the process can start on a request. A process
   that ends, closes its stdout, breaks the protocol or times out fails the request it was on and is
   replaced; the requests queued behind it go to the new process.
 
 The command is ``command`` + ``args`` from ``adapter.config.json`` (a ``command`` with spaces and no
 ``args`` is split like a shell would) or else the manifest's ``entrypoint``, split the same way. It
 runs in the skill's folder with a clean environment (see :func:`._process.child_env`), in its own
-process group: a timeout kills the group, so programs the skill started die with it.
+process group: a timeout kills the group and every descendant (see :mod:`eval_skills.processes`).
+
+A reply line is parsed by :func:`~eval_skills.formats.untrusted.loads_untrusted`: a line that is JSON
+but unusable (nested too deeply, NaN) is a protocol error, never a crash of the harness.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import shlex
 from collections.abc import Coroutine
 from typing import Any
 
-from ..errors import InputError, SkillError, SkillProtocolError, SkillRpcError, SkillTimeout
+from ..errors import InputError, SkillCrashed, SkillError, SkillProtocolError, SkillRpcError, SkillTimeout
 from ..formats.skill import ADAPTER_CONFIG_FILE, Skill
+from ..formats.untrusted import NotJSON, UnusableJSON, loads_untrusted
+from ..processes import reap_orphans
 from ..results import Invocation
 from ._persistent import PersistentChannel
 from ._process import (
@@ -74,14 +82,25 @@ def _request(method: str, params: Any, request_id: int) -> bytes:
 
 
 def _as_reply(line: bytes) -> Reply | None:
-    """The response on this line, or None for a log line. Only a line starting with ``{`` is parsed."""
+    """The response on this line, or None for a log line. Only a line starting with ``{`` is parsed.
+
+    A line that is JSON we cannot take (nested too deeply; a reply holding NaN) raises SkillProtocolError.
+    """
     if line[:1] != b"{":
         line = line.lstrip()
         if line[:1] != b"{":
             return None
     try:
-        message = json.loads(line)
-    except ValueError:
+        message = loads_untrusted(line)
+    except UnusableJSON as exc:
+        try:
+            message = loads_untrusted(line, allow_nan=True)
+        except NotJSON:
+            message = {"result": None}  # too deep to read: meant as a reply, surely
+        if type(message) is dict and ("result" in message or "error" in message):
+            raise SkillProtocolError(f"a reply that is not usable JSON: {exc}") from None
+        return None
+    except NotJSON:
         return None
     if type(message) is dict and ("result" in message or "error" in message):
         return message
@@ -119,25 +138,23 @@ LEFTOVER_GRACE = 0.2  # seconds a one-shot program's leftovers may keep its stdo
 
 async def _read_until_done(child: Child, reading: Coroutine[Any, Any, None]) -> None:
     """Read a one-shot program's stdout to its end. If the program exits while something it started keeps
-    stdout open, the leftovers get a moment to finish, then the group is killed so the reading ends."""
+    stdout open (also from another session), the leftovers get a moment to finish, then they are killed and
+    our end of the pipe is closed, so the reading ends whatever they do."""
     task = asyncio.ensure_future(reading)
-
-    async def leader_exit() -> None:
-        while child.proc.returncode is None:
-            await asyncio.sleep(0.05)
-
-    watcher = asyncio.ensure_future(leader_exit())
     try:
-        await asyncio.wait([task, watcher], return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait([task, child.exited], return_when=asyncio.FIRST_COMPLETED)
         if not task.done():
             await asyncio.wait([task], timeout=LEFTOVER_GRACE)
             if not task.done():
                 kill_group(child.proc.pid)
+                reap_orphans()
+                await asyncio.wait([task], timeout=0.05)
+            if not task.done():
+                await child.kill()  # closes our end of its stdout: the reading sees the end
         await task
     finally:
-        for future in (task, watcher):
-            future.cancel()
-        await asyncio.gather(task, watcher, return_exceptions=True)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
 
 
 class SubprocessAdapter(Adapter):
@@ -178,6 +195,19 @@ class SubprocessAdapter(Adapter):
         """The persistent process's id, while there is one."""
         child = self._channel.child
         return child.proc.pid if child is not None else None
+
+    async def preflight(self) -> list[str]:
+        """The program must exist and be executable (else InputError naming the file and field)."""
+        try:
+            argv = self.argv
+        except SkillCrashed as exc:
+            config = self.skill.adapter
+            file, field = ((str(self.skill.root / ADAPTER_CONFIG_FILE), "$.command") if config.command
+                           else (str(self.skill.path), "$.entrypoint"))
+            raise InputError(str(exc), file=file, field=field,
+                             hint="check the program's name and that it is executable") from None
+        mode = "persistent" if self.persistent else "one process per task"
+        return [f"runs {shlex.join(argv)} in {self.skill.root} ({mode})"]
 
     async def start(self) -> None:
         """Resolve the command; in persistent mode also start the process. SkillCrashed if it cannot start."""
@@ -228,11 +258,13 @@ class SubprocessAdapter(Adapter):
 
     async def _call_once(self, method: str, params: Any, timeout: float) -> Reply:
         self._next_id += 1
-        request = _request(method, params, self._next_id)
+        request_id = self._next_id
+        request = _request(method, params, request_id)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         reply: Reply | None = None
-        last = b""
+        refused: SkillProtocolError | None = None  # the last reply-like line was unusable
+        last = other = b""  # the last log line; the last reply with another id
         child: Child | None = None
         try:
             try:
@@ -244,13 +276,21 @@ class SubprocessAdapter(Adapter):
                     stdin.close()  # flushed in the background; a program that never reads is fine
 
                     async def read_all() -> None:
-                        nonlocal reply, last
+                        nonlocal reply, last, refused, other
                         while line := await read_line(stdout, self.max_line_bytes):
-                            message = _as_reply(line)
-                            if message is not None:
-                                reply = message
-                            elif line.strip():
-                                last = line
+                            try:
+                                message = _as_reply(line)
+                            except SkillProtocolError as exc:
+                                reply, refused = None, exc
+                                continue
+                            if message is None:
+                                if line.strip():
+                                    last = line
+                            elif message.get("id") is None or (message.get("id") == request_id
+                                                               and type(message.get("id")) is int):
+                                reply, refused = message, None
+                            else:
+                                other = line
 
                     await _read_until_done(child, read_all())
             except TimeoutError:
@@ -261,14 +301,27 @@ class SubprocessAdapter(Adapter):
                                    + (f"; last output: {excerpt(last)}" if last else "")) from None
             assert child is not None
             exited = await child.wait_exit(min(self.exit_grace, max(deadline - loop.time(), 0.05)))
+            code = child.proc.returncode
             if reply is not None:
+                if exited and code and "error" not in reply:  # a reply, then a failure exit code: a failure
+                    failed = child.failure("after replying")
+                    failed.output = reply.get("result")
+                    raise failed
                 return reply
+            if refused is not None:
+                raise refused
+            unmatched = f"; a reply matched no request (its id must be {request_id} or null): " \
+                f"{excerpt(other)}" if other else ""
             if not exited:
                 raise SkillProtocolError("closed its stdout without a JSON-RPC reply and kept running"
-                                         + (f"; last output: {excerpt(last)}" if last else ""))
-            if child.proc.returncode:
+                                         + (f"; last output: {excerpt(last)}" if last else "") + unmatched)
+            if code:
                 await child.kill()
-                raise child.failure("without a JSON-RPC reply")
+                crashed = child.failure("without a JSON-RPC reply")
+                crashed.args = (crashed.args[0] + unmatched,)
+                raise crashed
+            if other:
+                raise SkillProtocolError("no JSON-RPC reply" + unmatched)
             raise SkillProtocolError(f"no JSON-RPC reply; last output: {excerpt(last)}" if last
                                      else "no JSON-RPC reply; the skill printed nothing on stdout")
         finally:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from typing import Any
 
 import click
@@ -19,7 +20,15 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "fixtures": ("fixtures_cmd:fixtures_command", "Check instruction skills' worked examples or answers."),
 }
 
-EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
+
+
+class Terminated(BaseException):  # noqa: N818 - like KeyboardInterrupt, for SIGTERM
+    """SIGTERM arrived outside a run (a run handles it itself and keeps what finished)."""
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise Terminated
 
 
 class LazyGroup(click.Group):
@@ -35,21 +44,49 @@ class LazyGroup(click.Group):
         command: click.Command = getattr(module, attr)
         return command
 
-    def invoke(self, ctx: click.Context) -> Any:
-        """Domain errors become one line on stderr and exit code 2 (``EVAL_SKILLS_DEBUG=1``: the traceback)."""
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        """Every way a command can end, in one place: usage and input errors are one line on stderr with
+        exit 2 (``EVAL_SKILLS_DEBUG=1``: the traceback), Ctrl-C is 130, SIGTERM 143."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        import signal
+
         from ..errors import EvalSkillsError, InputError
 
+        previous = signal.getsignal(signal.SIGTERM)
+        if previous == signal.SIG_DFL:
+            try:
+                signal.signal(signal.SIGTERM, _terminate)
+            except ValueError:  # not the main thread
+                previous = None
         try:
-            return super().invoke(ctx)
-        except click.UsageError as exc:  # one line, like every other user error
-            where = (exc.ctx or ctx).command_path
-            click.echo(f"error: {exc.format_message()} (see '{where} --help')", err=True)
-            ctx.exit(EXIT_USAGE)
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.exceptions.NoArgsIsHelpError as exc:  # the bare command: its help, as --help would
+            click.echo(exc.ctx.get_help() if exc.ctx is not None else exc.format_message())
+            code = EXIT_OK
+        except click.UsageError as exc:
+            where = exc.ctx.command_path if exc.ctx is not None else (prog_name or self.name or "eval-skills")
+            click.echo(f"error: {' '.join(exc.format_message().split())} (see '{where} --help')", err=True)
+            code = EXIT_USAGE
+        except click.ClickException as exc:
+            click.echo(f"error: {' '.join(exc.format_message().split())}", err=True)
+            code = exc.exit_code
+        except (click.Abort, KeyboardInterrupt):
+            click.echo("interrupted", err=True)
+            code = EXIT_INTERRUPTED
+        except Terminated:
+            click.echo("terminated", err=True)
+            code = EXIT_TERMINATED
         except EvalSkillsError as exc:
             if os.environ.get("EVAL_SKILLS_DEBUG"):
                 raise
             click.echo(f"error: {exc.line() if isinstance(exc, InputError) else exc}", err=True)
-            ctx.exit(EXIT_USAGE)
+            code = EXIT_USAGE
+        finally:
+            if previous == signal.SIG_DFL:
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        sys.exit(code if isinstance(code, int) else EXIT_OK)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
@@ -62,7 +99,8 @@ class LazyGroup(click.Group):
 def cli() -> None:
     """eval-skills: tells you whether your AI agent skills work, and whether they got better or worse.
 
-    Exit codes: 0 success, 1 a quality gate failed, 2 usage or input error, 130 interrupted.
+    Exit codes: 0 success, 1 a quality gate failed, 2 usage or input error, 130 interrupted (143 for
+    SIGTERM).
     Set EVAL_SKILLS_DEBUG=1 to see tracebacks.
     """
 

@@ -14,7 +14,7 @@ import click
 from ..config import Config, load_config
 from ..errors import InputError
 from ..reports import normalize_formats
-from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED
+from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_TERMINATED
 from ._options import GreedyCommand, split_words
 
 
@@ -25,13 +25,18 @@ def _given(ctx: click.Context, name: str) -> bool:
 
 def resolve_settings(ctx: click.Context, params: dict[str, Any], config: Config) -> dict[str, Any]:
     """Flags given on the command line win over the config files, which win over the defaults."""
+    if params["tasks_file"] is not None and _given(ctx, "benchmark"):
+        raise click.UsageError("--tasks and --benchmark cannot be used together: give one of them", ctx=ctx)
     mapping = {"concurrency": "concurrency", "timeout": "timeoutMs", "retries": "retries", "runs": "runs",
                "evaluator": "evaluator", "output_dir": "outputDir", "store": "store",
-               "min_completion": "minCompletion", "benchmark": "benchmark"}
+               "min_completion": "minCompletion", "benchmark": "benchmark", "scorer_timeout": "scorerTimeoutMs"}
     out = {flag: params[flag] if _given(ctx, flag) else getattr(config, key) for flag, key in mapping.items()}
     # a timeout the user chose (flag or config file) wins over the skill's adapter.config.json timeoutMs
     out["timeout_override"] = out["timeout"] if _given(ctx, "timeout") or "timeoutMs" in config.model_fields_set \
         else None
+    if params["formats"] and not split_words(params["formats"]):
+        raise InputError("--format needs at least one format", field="--format",
+                         hint="use one or more of: json, markdown, html, csv")
     out["formats"] = normalize_formats(split_words(params["formats"]) if params["formats"] else config.format)
     given = [Path(d) for d in params["benchmarks_dir"]]
     for folder in given:
@@ -43,20 +48,26 @@ def resolve_settings(ctx: click.Context, params: dict[str, Any], config: Config)
 
 
 def _summary_table(reports: list[dict[str, Any]]) -> Any:
+    """The per-skill summary; numbers never wrap or get cut (the skill and version columns fold instead)."""
+    from rich import box
     from rich.table import Table
 
-    table = Table(title="eval-skills results", title_justify="left")
-    for col in ("skill", "version", "completion", "partial", "errors", "consistency", "p50 ms", "p95 ms",
-                "composite"):
-        table.add_column(col, justify="left" if col in ("skill", "version") else "right", no_wrap=True)
+    table = Table(title="eval-skills results", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("skill", overflow="fold", ratio=2, min_width=6)
+    table.add_column("version", overflow="fold", ratio=1, min_width=5)
+
     def fmt(value: float | None, spec: str) -> str:
         return "n/a" if value is None else format(value, spec)
 
-    for r in reports:
-        s, lat = r["summary"], r["latency"]
-        table.add_row(r["skillId"], r["skillVersion"], fmt(s["completionRate"], ".2%"), fmt(s["partialScore"], ".4f"),
-                      fmt(s["errorRate"], ".2%"), fmt(s["consistencyScore"], ".4f"), fmt(lat["p50Ms"], ".1f"),
-                      fmt(lat["p95Ms"], ".1f"), fmt(s["compositeScore"], ".4f"))
+    rows = [[r["skillId"], r["skillVersion"], fmt(r["summary"]["completionRate"], ".2%"),
+             fmt(r["summary"]["partialScore"], ".4f"), fmt(r["summary"]["errorRate"], ".2%"),
+             fmt(r["summary"]["consistencyScore"], ".4f"), fmt(r["latency"]["p50Ms"], ".1f"),
+             fmt(r["latency"]["p95Ms"], ".1f"), fmt(r["summary"]["compositeScore"], ".4f")] for r in reports]
+    for index, col in enumerate(("pass", "partial", "errors", "consist", "p50 ms", "p95 ms", "composite"), 2):
+        width = max([len(col), *(len(row[index]) for row in rows)])
+        table.add_column(col, justify="right", no_wrap=True, min_width=width, max_width=width)
+    for row in rows:
+        table.add_row(*row)
     return table
 
 
@@ -64,16 +75,20 @@ def _summary_table(reports: list[dict[str, Any]]) -> Any:
 @click.option("--skills", "skills", multiple=True, required=True, type=click.Path(path_type=Path),
               help="Skill file(s) or folder(s); a folder is searched for skill.json. Several may follow.")
 @click.option("--benchmark", default="coding-easy", show_default=True,
-              help="Built-in benchmark id or path to a benchmark.json.")
+              help="A built-in benchmark id, an id of a benchmark in --benchmarks-dir, or a path to a "
+                   "benchmark.json.")
 @click.option("--tasks", "tasks_file", type=click.Path(path_type=Path),
               help="A task file (array of tasks or a benchmark object) used instead of --benchmark.")
 @click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True,
-              help="Tasks run at once.")
+              help="Tasks run at once (lowered, with a note, when the open-file limit is too low for it).")
 @click.option("--timeout", type=click.IntRange(min=1), default=30000, show_default=True,
               help="Per-task timeout in ms. A task's own timeoutMs wins; this wins over a skill's "
                    "adapter.config.json timeoutMs when given.")
+@click.option("--scorer-timeout", type=click.IntRange(min=1), default=5000, show_default=True,
+              help="Time in ms a scorer may take for one task; past it the task is an error naming the scorer.")
 @click.option("--retries", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Retries for errors and timeouts, with incremental backoff.")
+              help="Retries for errors and timeouts, with incremental backoff. JSON-RPC errors (the skill "
+                   "said no) and wrong answers are never retried.")
 @click.option("--runs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Repeat the benchmark N times (consistency needs 2 or more).")
 @click.option("--evaluator", default="exact", show_default=True, help="Default scorer type.")
@@ -101,46 +116,42 @@ def eval_command(ctx: click.Context, **params: Any) -> None:
     from ..formats.benchmark import load_tasks_file, resolve_benchmark
     from ..formats.skill import load_skills
     from ..plan import build_plan
+    from ..processes import become_subreaper, fd_capacity, raise_fd_limit
     from ..runner import RunSettings
 
     config = load_config(params["config_path"])
     opts = resolve_settings(ctx, params, config)
     skills = load_skills(list(params["skills"]))
+    notes: list[str] = []
     if params["tasks_file"] is not None:
         benchmark = load_tasks_file(params["tasks_file"])
     else:
-        benchmark = resolve_benchmark(opts["benchmark"], opts["benchmarks_dirs"])
+        benchmark = resolve_benchmark(opts["benchmark"], opts["benchmarks_dirs"], notes)
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
+    raise_fd_limit()
+    become_subreaper()  # orphans of a skill's descendants come to us, so they can be found and killed
+    concurrency = opts["concurrency"]
+    capacity = fd_capacity()
+    if capacity is not None and concurrency > capacity:
+        click.echo(f"note: --concurrency {concurrency} lowered to {capacity}: the open-file limit allows no more "
+                   "(raise it with ulimit -n)", err=True)
+        concurrency = capacity
     source = benchmark.source
-    plan = build_plan(skills, benchmark, runs=opts["runs"], default_evaluator=opts["evaluator"],
-                      base_dir=source.parent if source else None,
-                      benchmark_file=str(source) if source else None)
-    settings = RunSettings(concurrency=opts["concurrency"], timeout_ms=opts["timeout"], retries=opts["retries"],
-                           backoff_ms=params["backoff"], timeout_override_ms=opts["timeout_override"])
-    if params["dry_run"]:
-        from ..adapters import create_adapter
-        from ..reports import prepare_output_dir
-
-        for skill in plan.skills:
-            create_adapter(skill)  # checks adapter settings (type, command, token variable); starts nothing
-        prepare_output_dir(opts["output_dir"], opts["formats"], create=False)
-        _print_plan(plan, settings, opts, params["as_json"])
-        return
-    outcome = _run(plan, settings, opts, params)
-    if params["as_json"]:
-        click.echo(json.dumps(outcome.reports, indent=2, ensure_ascii=False, default=str))
-    else:
-        from rich.console import Console
-
-        console = Console() if sys.stdout.isatty() else Console(width=200)
-        console.print(_summary_table(outcome.reports))
-        for path in outcome.report_files:
-            console.print(f"report: {path}", highlight=False)
-        if outcome.evaluation_id:
-            console.print(f"stored as evaluation {outcome.evaluation_id} in {opts['store']}", highlight=False)
+    with build_plan(skills, benchmark, runs=opts["runs"], default_evaluator=opts["evaluator"],
+                    base_dir=source.parent if source else None, benchmark_file=str(source) if source else None,
+                    scorer_timeout_s=opts["scorer_timeout"] / 1000) as plan:
+        settings = RunSettings(concurrency=concurrency, timeout_ms=opts["timeout"], retries=opts["retries"],
+                               backoff_ms=params["backoff"], timeout_override_ms=opts["timeout_override"])
+        if params["dry_run"]:
+            _dry_run(plan, settings, opts, params)
+            return
+        outcome, signalled = _run(plan, settings, opts, params)
+    _show(outcome, opts, params["as_json"])
     if outcome.interrupted:
         click.echo(f"interrupted: {len(outcome.results)} of {plan.total} items finished and were recorded",
                    err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        sys.exit(EXIT_TERMINATED if signalled == signal.SIGTERM else EXIT_INTERRUPTED)
     if params["exit_on_fail"]:
         below = [r["skillId"] for r in outcome.reports
                  if (r["summary"]["completionRate"] or 0.0) < opts["min_completion"]]
@@ -150,39 +161,79 @@ def eval_command(ctx: click.Context, **params: Any) -> None:
             sys.exit(EXIT_GATE_FAILED)
 
 
-def _print_plan(plan: Any, settings: Any, opts: dict[str, Any], as_json: bool) -> None:
+def _show(outcome: Any, opts: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(outcome.reports, indent=2, ensure_ascii=False, default=str))
+        return
+    from rich.console import Console
+
+    console = Console()  # a terminal's width; piped: COLUMNS, else 80
+    console.print(_summary_table(outcome.reports))
+    for path in outcome.report_files:
+        console.print(f"report: {path}", highlight=False, soft_wrap=True)
+    if outcome.evaluation_id:
+        console.print(f"stored as evaluation {outcome.evaluation_id} in {opts['store']}", highlight=False,
+                      soft_wrap=True)
+
+
+def _dry_run(plan: Any, settings: Any, opts: dict[str, Any], params: dict[str, Any]) -> None:
+    """Check everything a run would check first (adapters' pre-flight, store, report folder); write nothing."""
+    from ..adapters import create_adapter
+    from ..reports import prepare_output_dir
+    from ..store import Store
+
+    adapters = [create_adapter(skill) for skill in plan.skills]  # adapter settings: type, command, token
+
+    async def preflight() -> list[list[str]]:
+        return [await adapter.preflight() for adapter in adapters]
+
+    notes = asyncio.run(preflight())
+    prepare_output_dir(opts["output_dir"], opts["formats"], create=False)
+    if not params["no_store"]:
+        Store.check(opts["store"])
     doc = {
         "skills": [{"id": s.id, "version": s.manifest.version, "adapterType": s.manifest.adapterType,
-                    "path": str(s.path), "persistent": s.adapter.persistent} for s in plan.skills],
+                    "path": str(s.path), "persistent": s.adapter.persistent, "notes": skill_notes}
+                   for s, skill_notes in zip(plan.skills, notes, strict=True)],
         "benchmark": {"id": plan.benchmark.id, "version": plan.benchmark.version, "tasks": len(plan.tasks)},
         "runs": plan.runs, "totalItems": plan.total, "concurrency": settings.concurrency,
-        "timeoutMs": settings.timeout_ms, "retries": settings.retries,
+        "timeoutMs": settings.timeout_ms, "scorerTimeoutMs": opts["scorer_timeout"], "retries": settings.retries,
         "inputMismatches": len(plan.input_problems),
     }
-    if as_json:
+    if params["as_json"]:
         click.echo(json.dumps(doc, indent=2))
         return
     click.echo(f"dry run: nothing executed, nothing written\nbenchmark {plan.benchmark.id} "
                f"{plan.benchmark.version}: {len(plan.tasks)} tasks")
     for s in doc["skills"]:
         click.echo(f"skill {s['id']} {s['version']} ({s['adapterType']}) {s['path']}")
+        for note in s["notes"]:
+            click.echo(f"  {note}")
     click.echo(f"{len(plan.skills)} skills x {len(plan.tasks)} tasks x {plan.runs} runs = {plan.total} items")
     if plan.input_problems:
         click.echo(f"{len(plan.input_problems)} task inputs do not match a skill's inputSchema "
                    "(they will be recorded as errors)")
 
 
-def _run(plan: Any, settings: Any, opts: dict[str, Any], params: dict[str, Any]) -> Any:
+def _run(plan: Any, settings: Any, opts: dict[str, Any], params: dict[str, Any]) -> tuple[Any, int | None]:
+    """Run with a progress bar on a terminal; Ctrl-C and SIGTERM stop the run and keep what finished.
+    Returns the outcome and the signal that stopped it, if one did."""
     from ..evaluation import evaluate
 
     show_progress = not params["as_json"] and sys.stderr.isatty()
     store_path = None if params["no_store"] else opts["store"]
+    signalled: list[int] = []
 
     async def main() -> Any:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
-        loop.add_signal_handler(signal.SIGINT, stop.set)
-        loop.add_signal_handler(signal.SIGTERM, stop.set)
+
+        def stop_on(signum: int) -> None:
+            signalled.append(signum)
+            stop.set()
+
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop_on, signum)
         progress = None
         on_result = None
         if show_progress:
@@ -200,11 +251,18 @@ def _run(plan: Any, settings: Any, opts: dict[str, Any], params: dict[str, Any])
             return await evaluate(plan, settings, store_path=store_path, output_dir=opts["output_dir"],
                                   formats=opts["formats"], on_result=on_result, stop=stop,
                                   run_info={"benchmark": plan.benchmark.id, "evaluator": opts["evaluator"],
-                                            "formats": list(opts["formats"])})
+                                            "formats": list(opts["formats"]),
+                                            "scorerTimeoutMs": opts["scorer_timeout"]})
         finally:
             if progress is not None:
                 progress.stop()
-            loop.remove_signal_handler(signal.SIGINT)
-            loop.remove_signal_handler(signal.SIGTERM)
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(signum)
 
-    return asyncio.run(main())
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        outcome = asyncio.run(main())
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)  # asyncio leaves the default handler behind
+    return outcome, signalled[0] if signalled else None

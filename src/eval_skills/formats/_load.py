@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ..errors import InputError
+from .untrusted import NotJSON, UnusableJSON, loads_untrusted
 
 M = TypeVar("M")
 
@@ -22,9 +22,11 @@ def json_path(loc: tuple[int | str, ...] | list[int | str]) -> str:
 
 
 def read_json(path: Path) -> Any:
-    """Parse a JSON file; any failure is an InputError naming the file (and line for syntax errors)."""
+    """Parse a JSON file; any failure is an InputError naming the file (and line for syntax errors).
+
+    A UTF-8 byte order mark is accepted; see :func:`.untrusted.loads_untrusted` for what else is refused."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise InputError("file not found", file=str(path)) from None
     except IsADirectoryError:
@@ -34,10 +36,11 @@ def read_json(path: Path) -> Any:
     except OSError as exc:
         raise InputError(f"cannot be read ({exc.strerror})", file=str(path)) from None
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
-                         file=str(path), hint="fix the JSON syntax") from None
+        return loads_untrusted(text)
+    except UnusableJSON as exc:
+        raise InputError(str(exc), file=str(path)) from None
+    except NotJSON as exc:
+        raise InputError(str(exc), file=str(path), hint="fix the JSON syntax") from None
 
 
 def validation_error(exc: ValidationError, file: str, prefix: tuple[int | str, ...] = ()) -> InputError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from ..errors import InputError, UnknownBenchmarkError
-from ._load import read_json, validate
+from ._load import json_path, read_json, validate
 
 CUSTOM_BENCHMARK_ID = "custom"
 
@@ -28,18 +29,15 @@ class ExpectedOutput(BaseModel):
 
 
 class Evaluator(BaseModel):
-    """How to score a task: the scorer ``type`` and its options (``caseSensitive``, ``flags``, ...)."""
+    """How to score a task: the scorer ``type`` and its options (``caseSensitive``, ``flags``, ...), which
+    each scorer declares and checks itself (see ``eval_skills.scoring.registry``)."""
 
     model_config = ConfigDict(extra="allow")
 
     type: str
-    caseSensitive: bool | None = None
 
     def options(self) -> dict[str, Any]:
-        opts = dict(self.model_extra or {})
-        if self.caseSensitive is not None:
-            opts["caseSensitive"] = self.caseSensitive
-        return opts
+        return dict(self.model_extra or {})
 
 
 class Task(BaseModel):
@@ -71,16 +69,20 @@ class Benchmark(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     tasks: list[Task]
     _source: Path | None = PrivateAttr(default=None)
-    _tasks_at: str = PrivateAttr(default="$.tasks")  # the JSON path of the task list in its file
+    _tasks_at: tuple[str, ...] = PrivateAttr(default=("tasks",))  # where the task list is in its file
 
     @property
     def source(self) -> Path | None:
         """The file it was read from (None for a built-in); custom scorer paths are relative to its folder."""
         return self._source
 
+    def task_loc(self, index: int) -> tuple[str | int, ...]:
+        """Where task ``index`` is in the file it came from (JSON path parts), for error messages."""
+        return (*self._tasks_at, index)
+
     def task_path(self, index: int) -> str:
         """The JSON path of task ``index`` in the file it came from, for error messages."""
-        return f"{self._tasks_at}[{index}]"
+        return json_path(self.task_loc(index))
 
     @model_validator(mode="after")
     def _unique_ids(self) -> Benchmark:
@@ -126,7 +128,7 @@ def load_tasks_file(path: Path) -> Benchmark:
         benchmark = Benchmark.model_construct(id=CUSTOM_BENCHMARK_ID, name=path.stem, version="1.0.0",
                                               domain="general", scoringMethod="mean", maxLatencyMs=None,
                                               metadata={}, tasks=tasks)
-        benchmark._tasks_at = "$"
+        benchmark._tasks_at = ()
     else:
         if isinstance(data, dict):
             data = {"id": CUSTOM_BENCHMARK_ID, **data}  # the id is replaced anyway: it may be left out
@@ -142,21 +144,34 @@ def builtin_benchmark_ids() -> list[str]:
     return sorted(entry.name[:-5] for entry in folder.iterdir() if entry.name.endswith(".json"))
 
 
-def resolve_benchmark(ref: str, benchmarks_dirs: list[Path] | None = None) -> Benchmark:
-    """Find a benchmark: a path to a file, an id in one of ``benchmarks_dirs``, or a built-in id."""
+_BENCHMARK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def resolve_benchmark(ref: str, benchmarks_dirs: list[Path] | None = None,
+                      notes: list[str] | None = None) -> Benchmark:
+    """Find a benchmark: a path to a file, an id in one of ``benchmarks_dirs``, or a built-in id.
+
+    An id is letters, digits, ``.``, ``_`` and ``-`` and is only looked up inside the folders (``../x`` is a
+    path, never an id). A folder's benchmark that has a built-in's id adds a line to ``notes``.
+    """
     candidate = Path(ref)
-    if ref.endswith(".json") or candidate.is_file():
+    if ref.endswith(".json") or "/" in ref or "\\" in ref or candidate.is_file():
         if not candidate.is_file():
             raise UnknownBenchmarkError("benchmark file not found", file=ref)
         return load_benchmark_file(candidate)
+    known = ", ".join(builtin_benchmark_ids())
+    if not _BENCHMARK_ID.fullmatch(ref):
+        raise UnknownBenchmarkError(f"{ref!r} is not a benchmark id (letters, digits, '.', '_' and '-')",
+                                    field="--benchmark", hint=f"built-in ids: {known}; or a path to a benchmark.json")
     for folder in benchmarks_dirs or []:
         for path in (folder / f"{ref}.json", folder / ref / "benchmark.json"):
             if path.is_file():
+                if notes is not None and ref in builtin_benchmark_ids():
+                    notes.append(f"benchmark {ref!r} is {path}, not the built-in benchmark of that id")
                 return load_benchmark_file(path)
     builtin = resources.files("eval_skills") / "benchmarks" / f"{ref}.json"
     if builtin.is_file():
         data = read_json(Path(str(builtin)))
         return _parse_benchmark(data, f"<built-in {ref}>")
-    known = ", ".join(builtin_benchmark_ids())
     raise UnknownBenchmarkError(f"unknown benchmark {ref!r}", hint=f"built-in ids: {known}; or pass a path to a "
                                 "benchmark.json, or --benchmarks-dir")

@@ -92,7 +92,18 @@ def load_skill(path: Path) -> Skill:
             raise InputError(f"no {SKILL_FILE} in this folder", file=str(path.parent),
                              hint="pass a skill.json file or a folder holding one")
     path = path.resolve()
-    manifest = load_model(SkillManifest, path)
+    if path.name != SKILL_FILE:  # a file named otherwise must at least be a JSON object to be a skill.json
+        try:
+            data = read_json(path)
+        except InputError as exc:
+            raise InputError(f"is not a {SKILL_FILE} ({exc.problem})", file=str(path),
+                             hint="pass a skill.json file or a folder holding one") from None
+        if not isinstance(data, dict):
+            raise InputError(f"is not a {SKILL_FILE} (its JSON is not an object)", file=str(path),
+                             hint="pass a skill.json file or a folder holding one")
+        manifest = validate(SkillManifest, data, str(path))
+    else:
+        manifest = load_model(SkillManifest, path)
     config_path = path.parent / ADAPTER_CONFIG_FILE
     adapter = (validate(AdapterConfig, read_json(config_path), str(config_path))
                if config_path.is_file() else AdapterConfig())

@@ -7,7 +7,8 @@ Kinds (``CHECKS``), with the names tasks.json uses as aliases (``ALIASES``)::
 
     contains          value is a substring of the answer (case-sensitive)   alias: must_include
     not_contains      value is not a substring of the answer                alias: must_not_include
-    regex             re.search(value, answer, flags) finds a match; flags: "ims" letters or names
+    regex             value is found in the answer (the ``regex`` package, re-compatible, with a time
+                      limit of REGEX_TIMEOUT_S); flags: "imsxa" letters, names, or their ``re`` integer
     json_path         the JSONPath ``value`` matches in the answer's JSON (or ``data``); with
                       ``expected``, some match equals it, else at least one match exists
     tool_called       a recorded tool call has name ``value`` (and input containing ``args``)
@@ -29,6 +30,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import InputError
+from ..formats.untrusted import NotJSON, loads_untrusted
 
 if TYPE_CHECKING:
     from jsonpath_ng import JSONPath
@@ -42,6 +44,7 @@ __all__ = [
     "CheckResult",
     "ToolCall",
     "check_from_mapping",
+    "compile_pattern",
     "parse_json_answer",
     "regex_flags",
     "register_check",
@@ -131,7 +134,7 @@ def validate_check(check: Check, *, file: str | None = None, field: str | None =
         _function(check.kind)
         kind = ALIASES.get(check.kind, check.kind)
         if kind == "regex":
-            _compiled(_text_value(check), regex_flags(check.flags))
+            compile_pattern(_text_value(check), regex_flags(check.flags))
         elif kind == "json_path":
             _jsonpath(_text_value(check))
         else:
@@ -221,13 +224,23 @@ _FLAG_NAMES: Final[dict[str, re.RegexFlag]] = {
 }
 
 
+_ALLOWED_FLAGS = re.IGNORECASE | re.MULTILINE | re.DOTALL | re.VERBOSE | re.ASCII
+REGEX_TIMEOUT_S = 5.0  # matching one pattern against one answer
+
+
 def regex_flags(spec: str | Sequence[str] | int | None) -> int:
-    """``"im"``, ``"IGNORECASE|MULTILINE"``, ``["i", "DOTALL"]`` or an int -> ``re`` flags."""
+    """``"im"``, ``"IGNORECASE|MULTILINE"``, ``["i", "DOTALL"]`` or an int of those ``re`` flags -> ``re`` flags.
+
+    Only IGNORECASE, MULTILINE, DOTALL, VERBOSE and ASCII exist here (``128``, ``re.DEBUG``, is refused).
+    """
     if spec is None:
         return 0
     if isinstance(spec, bool):
         raise InputError(f"regex flags must be letters or flag names, got {spec!r}")
     if isinstance(spec, int):
+        if spec < 0 or spec & ~_ALLOWED_FLAGS:
+            raise InputError(f"regex flags {spec} hold flags other than IGNORECASE (2), MULTILINE (8), DOTALL (16), "
+                             "VERBOSE (64) and ASCII (256)", hint="or give letters such as \"im\"")
         return spec
     tokens = re.split(r"[|,\s]+", spec) if isinstance(spec, str) else list(spec)
     flags = 0
@@ -249,17 +262,30 @@ def regex_flags(spec: str | Sequence[str] | int | None) -> int:
 
 
 @lru_cache(maxsize=1024)
-def _compiled(pattern: str, flags: int) -> re.Pattern[str]:
+def compile_pattern(pattern: str, flags: int = 0) -> Any:
+    """``pattern`` compiled by the ``regex`` package (whose ``search`` takes a ``timeout``), with ``re``
+    ``flags``; InputError if it is not a valid pattern."""
+    import regex
+
+    native = regex.VERSION0
+    for ours, theirs in ((re.IGNORECASE, regex.IGNORECASE), (re.MULTILINE, regex.MULTILINE),
+                         (re.DOTALL, regex.DOTALL), (re.VERBOSE, regex.VERBOSE), (re.ASCII, regex.ASCII)):
+        if flags & ours:
+            native |= theirs
     try:
-        return re.compile(pattern, flags)
-    except re.error as exc:
+        return regex.compile(pattern, native)
+    except Exception as exc:  # noqa: BLE001 - regex.error, and overflows of odd repeat counts
         raise InputError(f"invalid regular expression {pattern!r}: {exc}") from None
 
 
 @register_check("regex")
 def check_regex(check: Check, text: str, tool_calls: Sequence[ToolCall] | None, data: Any) -> CheckResult:
     pattern = _text_value(check)
-    match = _compiled(pattern, regex_flags(check.flags)).search(text)
+    try:
+        match = compile_pattern(pattern, regex_flags(check.flags)).search(text, timeout=REGEX_TIMEOUT_S)
+    except TimeoutError:
+        return CheckResult(check.kind, pattern, False, f"matching took longer than {REGEX_TIMEOUT_S:g}s "
+                                                       "(the pattern backtracks too much on this answer)")
     if match is None:
         return CheckResult(check.kind, pattern, False, f"no match in the answer ({len(text)} characters)")
     return CheckResult(check.kind, pattern, True,
@@ -277,17 +303,17 @@ def parse_json_answer(text: str) -> tuple[Any, str]:
     Raises ValueError (with the reason) when neither is JSON.
     """
     try:
-        return json.loads(text), "the answer"
-    except ValueError as exc:
-        whole_error = f"line {exc.lineno}: {exc.msg}" if isinstance(exc, json.JSONDecodeError) else str(exc)
+        return loads_untrusted(text), "the answer"
+    except NotJSON as exc:
+        whole_error = str(exc).removeprefix("invalid JSON at ")
     block = _FENCED_JSON.search(text)
     if block is None:
         raise ValueError(f"the answer is not JSON ({whole_error}) and has no ```json block")
     try:
-        return json.loads(block.group(1)), f"the ```json block at {_where(text, block.start())}"
-    except json.JSONDecodeError as exc:
+        return loads_untrusted(block.group(1)), f"the ```json block at {_where(text, block.start())}"
+    except NotJSON as exc:
         raise ValueError(f"the first ```json block (at {_where(text, block.start())}) is not JSON: "
-                         f"line {exc.lineno}: {exc.msg}") from None
+                         f"{str(exc).removeprefix('invalid JSON at ')}") from None
 
 
 @lru_cache(maxsize=512)

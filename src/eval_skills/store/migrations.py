@@ -79,6 +79,15 @@ def m001_initial(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX task_results_skill_task ON task_results (skill_id, task_id)")
 
 
+@migration
+def m002_evaluation_outcome(db: sqlite3.Connection) -> None:
+    # Why an evaluation failed, and which process runs it: a 'running' evaluation whose process is gone
+    # (killed, or unable to write its end) is read as failed, so none stays running forever.
+    db.execute("ALTER TABLE evaluations ADD COLUMN error TEXT")
+    db.execute("ALTER TABLE evaluations ADD COLUMN pid INTEGER")
+    db.execute("ALTER TABLE evaluations ADD COLUMN host TEXT")
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 

@@ -12,6 +12,7 @@ Every sqlite3 error surfaces as a one-line :class:`HarnessError` naming the file
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 import threading
@@ -117,6 +118,29 @@ def _enable_wal(db: sqlite3.Connection) -> None:
             time.sleep(0.001 + time.perf_counter_ns() % 20_000 / 1e6)  # 1-21 ms, jittered
 
 
+def _ours(db: sqlite3.Connection, path: Path) -> None:
+    """Refuse a SQLite file of another program (tables, but none of our migrations)."""
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if tables and "_migrations" not in tables:
+        raise HarnessError(f"results store {path}: is a SQLite database of another program, not an "
+                           "eval-skills store (choose another --store)")
+
+
+def _abandoned(pid: Any, host: Any) -> bool:
+    """True when the evaluation's process ran on this machine and is gone."""
+    import socket
+
+    if not isinstance(pid, int) or host != socket.gethostname():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
@@ -127,13 +151,39 @@ class Store:
     def __init__(self, db: sqlite3.Connection, path: Path) -> None:
         self._db = db
         self.path = path
+        self.busy_timeout_ms = BUSY_TIMEOUT_MS
         self._lock = threading.Lock()
 
     # ---- lifetime -------------------------------------------------------------------------------
 
+    @staticmethod
+    def check(path: Path | str) -> None:
+        """Check, writing nothing, that ``path`` is a store or can become one: HarnessError if not."""
+        path = Path(path)
+        if path.is_dir():
+            raise HarnessError(f"results store {path}: is a folder, expected a database file")
+        if not path.exists():
+            parent = path.parent
+            while not parent.exists() and parent != parent.parent:
+                parent = parent.parent
+            if not parent.is_dir():
+                raise HarnessError(f"results store {path}: cannot create its folder ({parent} is a file)")
+            return
+        try:
+            db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        except sqlite3.Error as exc:
+            raise HarnessError(f"results store {path}: cannot open ({_one_line(exc)})") from exc
+        try:
+            _ours(db, path)
+        except sqlite3.Error as exc:
+            raise HarnessError(f"results store {path}: cannot open ({_one_line(exc)})") from exc
+        finally:
+            db.close()
+
     @classmethod
-    def open(cls, path: Path | str) -> Store:
-        """Open (creating it and its folder if needed) and migrate the store at ``path``."""
+    def open(cls, path: Path | str, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Store:
+        """Open (creating it and its folder if needed) and migrate the store at ``path``. Another program's
+        SQLite file is refused, not changed. ``busy_timeout_ms``: how long to wait for another process's lock."""
         path = Path(path)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -143,12 +193,13 @@ class Store:
         if path.is_dir():
             raise HarnessError(f"results store {path}: is a folder, expected a database file")
         try:
-            db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+            db = sqlite3.connect(path, timeout=busy_timeout_ms / 1000, isolation_level=None,
                                  check_same_thread=False)
         except sqlite3.Error as exc:
             raise HarnessError(f"results store {path}: cannot open ({_one_line(exc)})") from exc
         try:
-            db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            _ours(db, path)
             _enable_wal(db)
             db.execute("PRAGMA synchronous = NORMAL")
             db.execute("PRAGMA foreign_keys = ON")
@@ -159,7 +210,9 @@ class Store:
         except BaseException:
             db.close()
             raise
-        return cls(db, path)
+        store = cls(db, path)
+        store.busy_timeout_ms = busy_timeout_ms
+        return store
 
     def close(self) -> None:
         with self._lock:
@@ -180,7 +233,7 @@ class Store:
     def _error(self, exc: sqlite3.Error, doing: str) -> HarnessError:
         text = _one_line(exc)
         if "locked" in text or "busy" in text:
-            text += f" (another process held the store for over {BUSY_TIMEOUT_MS // 1000} s)"
+            text += f" (another process held the store for over {self.busy_timeout_ms / 1000:g} s)"
         return HarnessError(f"results store {self.path}: {doing} failed: {text}")
 
     @contextmanager
@@ -221,15 +274,16 @@ class Store:
 
         ``config`` holds the run settings; values under secret-looking keys are stored as ``[redacted]``.
         """
+        import socket
         import uuid  # lazily: it is slow to import and needed once per run
 
         evaluation_id = uuid.uuid4().hex
         with self._write("starting an evaluation") as db:
             db.execute(
                 "INSERT INTO evaluations (id, started_at, status, benchmark_id, benchmark_version,"
-                " config_json, tool_version) VALUES (?, ?, 'running', ?, ?, ?, ?)",
+                " config_json, tool_version, pid, host) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)",
                 (evaluation_id, _now(), benchmark_id, benchmark_version, _dumps(_redact(config)),
-                 tool_version))
+                 tool_version, os.getpid(), socket.gethostname()))
         return evaluation_id
 
     @staticmethod
@@ -265,8 +319,9 @@ class Store:
             raise
 
     def finish_evaluation(self, evaluation_id: str, *, status: str,
-                          reports: list[dict[str, Any]]) -> None:
-        """Mark the evaluation ``finished``/``interrupted``/``failed`` and save one report per skill.
+                          reports: list[dict[str, Any]], error: str | None = None) -> None:
+        """Mark the evaluation ``finished``/``interrupted``/``failed`` (with ``error``, why) and save one report
+        per skill.
 
         The reports are SkillCompletionReport dicts; they are stored without ``taskResults`` (the
         results are rows already; :meth:`get_reports` puts them back).
@@ -274,8 +329,8 @@ class Store:
         if status not in EVALUATION_STATUSES[1:]:
             raise ValueError(f"status must be one of {EVALUATION_STATUSES[1:]}, not {status!r}")
         with self._write("finishing an evaluation") as db:
-            cur = db.execute("UPDATE evaluations SET status = ?, finished_at = ? WHERE id = ?",
-                             (status, _now(), evaluation_id))
+            cur = db.execute("UPDATE evaluations SET status = ?, finished_at = ?, error = ? WHERE id = ?",
+                             (status, _now(), _clip(error), evaluation_id))
             if cur.rowcount == 0:
                 raise HarnessError(f"results store {self.path}: no evaluation {evaluation_id!r} to finish")
             for report in reports:
@@ -293,11 +348,16 @@ class Store:
         with self._read("listing evaluations") as db:
             rows = db.execute(
                 "SELECT id, started_at, finished_at, status, benchmark_id, benchmark_version, config_json,"
-                f" tool_version FROM evaluations {where} ORDER BY started_at DESC, rowid DESC LIMIT ?",
-                (*params, limit)).fetchall()
+                f" tool_version, error, pid, host FROM evaluations {where}"
+                " ORDER BY started_at DESC, rowid DESC LIMIT ?", (*params, limit)).fetchall()
             out = [{"id": r[0], "started_at": r[1], "finished_at": r[2], "status": r[3],
                     "benchmark_id": r[4], "benchmark_version": r[5], "config": _loads(r[6]),
-                    "tool_version": r[7], "result_count": 0, "passed": 0, "skills": []} for r in rows]
+                    "tool_version": r[7], "error": r[8], "result_count": 0, "passed": 0, "skills": []}
+                   for r in rows]
+            for item, row in zip(out, rows, strict=True):
+                if item["status"] == "running" and _abandoned(row[9], row[10]):
+                    item["status"] = "failed"
+                    item["error"] = "the process running it ended before finishing it"
             by_id = {item["id"]: item for item in out}
             if by_id:
                 marks = ", ".join("?" * len(by_id))
@@ -314,7 +374,9 @@ class Store:
 
     def list_evaluations(self, limit: int = 20) -> list[dict[str, Any]]:
         """The newest evaluations first: id, started_at, finished_at, status, benchmark_id,
-        benchmark_version, config, tool_version, result_count, passed, skills."""
+        benchmark_version, config, tool_version, error, result_count, passed, skills.
+
+        An evaluation still marked running whose process is gone (on this machine) is shown as failed."""
         return self._evaluations("", (), limit)
 
     def get_evaluation(self, evaluation_id: str) -> dict[str, Any] | None:

@@ -8,8 +8,10 @@ of finishing, and ``close`` (also on Ctrl-C) commits everything that finished.
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
+from collections.abc import Callable
 
 from ..errors import HarnessError
 from ..results import TaskResult
@@ -25,12 +27,16 @@ LINGER_S = 0.002
 class ResultWriter:
     """``put`` results from the event loop; ``close`` waits until every one is committed.
 
-    A store error stops the writer; the next ``put`` or ``close`` raises it as a HarnessError.
+    Any failure while writing (a store error, a lock held too long by another process, a value SQLite
+    refuses, a bug) stops the writer: ``on_error`` is called with it at once (from the writer's thread), and
+    the next ``put`` or ``close`` raises it as a HarnessError. Results are never lost silently.
     """
 
-    def __init__(self, store: Store, evaluation_id: str) -> None:
+    def __init__(self, store: Store, evaluation_id: str,
+                 on_error: Callable[[HarnessError], None] | None = None) -> None:
         self._store = store
         self._evaluation_id = evaluation_id
+        self._on_error = on_error
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._error: HarnessError | None = None
         self.written = 0
@@ -50,7 +56,26 @@ class ResultWriter:
         if self._error is not None:
             raise self._error
 
+    @property
+    def error(self) -> HarnessError | None:
+        return self._error
+
+    def _fail(self, exc: BaseException) -> None:
+        if self._error is not None:
+            return
+        self._error = exc if isinstance(exc, HarnessError) else HarnessError(
+            f"results store {self._store.path}: saving task results failed: {type(exc).__name__}: {exc}")
+        if self._on_error is not None:
+            with contextlib.suppress(Exception):  # the error is kept and raised by put/close anyway
+                self._on_error(self._error)
+
     def _run(self) -> None:
+        try:
+            self._loop()
+        except BaseException as exc:  # noqa: BLE001 - the thread must never die silently
+            self._fail(exc)
+
+    def _loop(self) -> None:
         stopping = False
         while not stopping:
             batch: list[TaskResult] = []
@@ -70,5 +95,5 @@ class ResultWriter:
                 try:
                     self._store.add_results(self._evaluation_id, batch)
                     self.written += len(batch)
-                except HarnessError as exc:
-                    self._error = exc
+                except Exception as exc:  # noqa: BLE001 - any failure stops the run with its reason
+                    self._fail(exc)
