@@ -165,13 +165,12 @@ async def _run_item(item: WorkItem, adapter: Adapter, plan: Plan, settings: RunS
     except TimeoutError:
         base.error = f"scorer {planned.scorer_type} did not finish within {ctx.timeout_s:g}s"
         return base
-    except (ScorerError, InputError) as exc:
-        base.error = f"scorer {planned.scorer_type} failed: {exc}"
-        return base
     except Exception as exc:  # noqa: BLE001 - a scorer's fault is this task's error, never the run's
         if isinstance(exc, HarnessError):
             raise
-        base.error = f"scorer {planned.scorer_type} failed: {type(exc).__name__}: {exc}"
+        text = str(exc) if isinstance(exc, ScorerError | InputError) else f"{type(exc).__name__}: {exc}"
+        # a message naming its scorer already ("custom scorer x.py did not return ...") is kept as it is
+        base.error = text if text.startswith(planned.scorer_type) else f"scorer {planned.scorer_type} failed: {text}"
         return base
     base.status = "pass" if score.passed else "fail"
     base.score = score.value

@@ -2,7 +2,8 @@
 
 The behaviour is ``params["do"]`` (else the first command-line argument, else "ok"):
 ok, usage, crash, exit3, hang, slow, nonjson, rpcerror, nullid, huge, hugejson, manylines, closeout,
-die, stale, tworeplies, linger. Works one-shot (one request, then EOF) and persistent (one request per line).
+die, stale, tworeplies, linger, deep, surrogate, nan, replyexit3, stringid, detach, detachhang, hold.
+Works one-shot (one request, then EOF) and persistent (one request per line).
 """
 
 import json
@@ -13,6 +14,7 @@ import time
 
 DEFAULT = sys.argv[1] if len(sys.argv) > 1 else "ok"
 out = sys.stdout
+held = []  # "hold": a reply sent after the next request's, so replies come out of order
 
 
 def send(message):
@@ -77,6 +79,35 @@ def handle(request):
     if do == "stale":
         send({"jsonrpc": "2.0", "id": rid - 1, "result": "stale"})
         send({"jsonrpc": "2.0", "id": rid + 1000, "error": {"code": 1, "message": "someone else's"}})
+    if do == "deep":
+        out.write('{"jsonrpc": "2.0", "id": ' + str(rid) + ', "result": ' + "[" * 100000 + "]" * 100000 + "}\n")
+        out.flush()
+        return
+    if do == "surrogate":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"text": "lone \ud800 surrogate", "\udfff": 1}})
+        return
+    if do == "nan":
+        send({"jsonrpc": "2.0", "id": rid, "result": float("nan")})
+        return
+    if do == "replyexit3":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"echo": params}})
+        sys.stderr.write("failed after all\n")
+        sys.stderr.flush()
+        os._exit(3)
+    if do == "stringid":
+        send({"jsonrpc": "2.0", "id": str(rid), "result": {"echo": params}})
+        return
+    if do in ("detach", "detachhang"):  # a descendant in a session of its own keeps stdout open
+        child = subprocess.Popen(["setsid", "sleep", "780"], stdin=subprocess.DEVNULL)
+        if "pid_file" in params:
+            with open(params["pid_file"], "w") as handle_:
+                handle_.write(str(child.pid))
+        if do == "detachhang":
+            time.sleep(60)
+        os._exit(0)
+    if do == "hold":
+        held.append({"jsonrpc": "2.0", "id": rid, "result": {"echo": params}})
+        return
     if do == "tworeplies":
         send({"jsonrpc": "2.0", "id": rid, "result": "first"})
         send({"jsonrpc": "2.0", "id": rid, "result": "second"})
@@ -87,6 +118,8 @@ def handle(request):
     if do == "usage":
         reply["usage"] = {"prompt_tokens": 11, "completion_tokens": 7}
     send(reply)
+    while held:
+        send(held.pop())
     if do == "linger":
         time.sleep(30)
 

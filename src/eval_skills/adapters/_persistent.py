@@ -31,8 +31,11 @@ Parse = Callable[[bytes], "Reply | None"]
 LEFTOVER_GRACE = 0.2  # seconds stdout may stay open after the program exited, held by what it started
 
 
+MAX_LATE_CHECKS = 200  # how many times (1 ms apart) a deadline waits for output that had already arrived
+
+
 class _Pending:
-    __slots__ = ("id", "request", "timeout", "future", "sent", "started", "timer", "last")
+    __slots__ = ("id", "request", "timeout", "future", "sent", "started", "timer", "last", "late_checks")
 
     def __init__(self, request_id: int, request: bytes, timeout: float, future: asyncio.Future[Any]) -> None:
         self.id = request_id
@@ -43,6 +46,7 @@ class _Pending:
         self.started: float | None = None
         self.timer: asyncio.TimerHandle | None = None
         self.last = b""
+        self.late_checks = 0
 
 
 class PersistentChannel:
@@ -184,6 +188,17 @@ class PersistentChannel:
     def _timed_out(self, pending: _Pending) -> None:
         if self._child is None or pending not in self._queue:
             return  # answered in the meantime, or already failed
+        # Output that came before the deadline may not be read yet (a busy loop): asyncio hands a pipe's data to
+        # its reader two loop turns after reading it. Give it those turns, and more while output is pending.
+        loop = asyncio.get_running_loop()
+        if pending.late_checks < 2:
+            pending.late_checks += 1
+            loop.call_soon(self._timed_out, pending)
+            return
+        if self._child.output_pending() and pending.late_checks < MAX_LATE_CHECKS:
+            pending.late_checks += 1
+            pending.timer = loop.call_later(0.001, self._timed_out, pending)
+            return
         last = f"; last output: {excerpt(pending.last)}" if pending.last else ""
         if self._unmatched:
             last += f"; a reply matched no request (ids must be the request's number): {excerpt(self._unmatched)}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import select
 import shlex
 import shutil
 import signal
@@ -234,6 +235,25 @@ class Child:
     @property
     def running(self) -> bool:
         return self.proc.returncode is None
+
+    def output_pending(self) -> bool:
+        """True when stdout holds bytes the reader has not taken yet (in the pipe, or read but not consumed):
+        a deadline that fires now may have its reply already here, delayed by a busy event loop."""
+        stdout = self.proc.stdout
+        if stdout is not None and len(getattr(stdout, "_buffer", b"")):
+            return True
+        pipe = self._transport.get_pipe_transport(1)
+        if pipe is None or pipe.is_closing():
+            return False
+        handle = pipe.get_extra_info("pipe")
+        if handle is None:
+            return False
+        try:
+            poller = select.poll()
+            poller.register(handle.fileno(), select.POLLIN)
+            return bool(poller.poll(0))
+        except (OSError, ValueError, AttributeError):  # pragma: no cover - no poll, or a closed pipe
+            return False
 
     async def wait_exit(self, timeout: float) -> bool:
         """True when the program has exited within ``timeout`` seconds (its pipes may still be open)."""

@@ -48,13 +48,13 @@ def resolve_settings(ctx: click.Context, params: dict[str, Any], config: Config)
 
 
 def _summary_table(reports: list[dict[str, Any]]) -> Any:
-    """The per-skill summary; numbers never wrap or get cut (the skill and version columns fold instead)."""
-    from rich import box
+    """The per-skill summary. Numbers never wrap or get cut: at 80 columns the skill and version fold."""
     from rich.table import Table
 
-    table = Table(title="eval-skills results", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    table.add_column("skill", overflow="fold", ratio=2, min_width=6)
-    table.add_column("version", overflow="fold", ratio=1, min_width=5)
+    table = Table(title="eval-skills results", title_justify="left", box=None, padding=(0, 1), pad_edge=False,
+                  header_style="bold underline")
+    table.add_column("skill", overflow="fold", min_width=5, ratio=3)
+    table.add_column("version", overflow="fold", min_width=7, ratio=1)
 
     def fmt(value: float | None, spec: str) -> str:
         return "n/a" if value is None else format(value, spec)
@@ -63,7 +63,7 @@ def _summary_table(reports: list[dict[str, Any]]) -> Any:
              fmt(r["summary"]["partialScore"], ".4f"), fmt(r["summary"]["errorRate"], ".2%"),
              fmt(r["summary"]["consistencyScore"], ".4f"), fmt(r["latency"]["p50Ms"], ".1f"),
              fmt(r["latency"]["p95Ms"], ".1f"), fmt(r["summary"]["compositeScore"], ".4f")] for r in reports]
-    for index, col in enumerate(("pass", "partial", "errors", "consist", "p50 ms", "p95 ms", "composite"), 2):
+    for index, col in enumerate(("pass", "partial", "errors", "consist", "p50 ms", "p95 ms", "score"), 2):
         width = max([len(col), *(len(row[index]) for row in rows)])
         table.add_column(col, justify="right", no_wrap=True, min_width=width, max_width=width)
     for row in rows:
