@@ -56,3 +56,31 @@ def test_no_results_means_no_metrics_rather_than_zeros():
     out = skill_summary([], runs=2, latency_budget_ms=1000)
     assert out["summary"]["completionRate"] is None and out["summary"]["compositeScore"] is None
     assert out["summary"]["totalTasks"] == 0 and out["latency"]["p95Ms"] is None
+
+
+def test_tasks_that_never_reached_the_skill_stay_out_of_the_percentiles():
+    # latencies 100, 200, 300 and two tasks that never ran: P50 is the 2nd of 3 (not the 3rd of 5)
+    results = [r("pass", 1, 100), r("pass", 1, 200), r("fail", 0, 300), r("error", 0, None), r("error", 0, None)]
+    out = skill_summary(results, runs=1, latency_budget_ms=1000)
+    assert out["latency"] == {"p50Ms": 200, "p95Ms": 300, "p99Ms": 300}
+    # composite: 0.5 x 2/5 + 0.2 x (1 - 300/1000) + 0.3 x (1 - 2/5) = 0.2 + 0.14 + 0.18
+    assert out["summary"]["compositeScore"] == pytest.approx(0.52)
+
+
+def test_no_latency_at_all_makes_the_latency_term_zero():
+    results = [r("error", 0, None), r("error", 0, None)]
+    out = skill_summary(results, runs=1, latency_budget_ms=1000)
+    assert out["latency"] == {"p50Ms": None, "p95Ms": None, "p99Ms": None}
+    assert out["summary"]["compositeScore"] == 0.0  # not 0.2: no speed is shown, none is rewarded
+    assert composite_score(1.0, 0.0, None, 1000) == pytest.approx(0.8)
+
+
+def test_consistency_needs_two_finished_runs():
+    # run 1 finished (2 of 2 tasks, 1 passed), run 2 stopped after one task: no consistency
+    partial = [r("pass", 1, 10, 1), r("fail", 0, 10, 1), r("pass", 1, 10, 2)]
+    assert skill_summary(partial, runs=2, latency_budget_ms=100, tasks_per_run=2)["summary"]["consistencyScore"] is None
+    # runs 1 and 2 finished (rates 0.5 and 1.0), run 3 partial and left out: 1 - pstdev(0.5, 1.0) = 0.75
+    three = [r("pass", 1, 10, 1), r("fail", 0, 10, 1), r("pass", 1, 10, 2), r("pass", 1, 10, 2),
+             r("fail", 0, 10, 3)]
+    summary = skill_summary(three, runs=3, latency_budget_ms=100, tasks_per_run=2)["summary"]
+    assert summary["consistencyScore"] == 0.75

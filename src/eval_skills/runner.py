@@ -49,7 +49,7 @@ class RunSettings:
 
 RESOURCE_RETRIES = 5  # a task that hits a harness resource limit waits and tries again this many times
 RESOURCE_WAIT_S = 0.25  # times the attempt number
-SCORER_GRACE_S = 0.5  # scorers stop themselves at their deadline; past it by this much, we stop waiting
+SCORER_GRACE_S = 1.0  # scorers stop themselves at their deadline (roughly); we stop waiting at 2 x it + this
 
 
 @dataclass(repr=False)
@@ -161,7 +161,7 @@ async def _run_item(item: WorkItem, adapter: Adapter, plan: Plan, settings: RunS
     ctx = plan.scoring
     try:
         score = await run_off_loop(lambda: planned.scorer(invocation.output, task, planned.options, ctx),
-                                   ctx.timeout_s + SCORER_GRACE_S)
+                                   2 * ctx.timeout_s + SCORER_GRACE_S)
     except TimeoutError:
         base.error = f"scorer {planned.scorer_type} did not finish within {ctx.timeout_s:g}s"
         return base

@@ -2,7 +2,8 @@
 
 The behaviour is ``params["do"]`` (else the first command-line argument, else "ok"):
 ok, usage, crash, exit3, hang, slow, nonjson, rpcerror, nullid, huge, hugejson, manylines, closeout,
-die, stale, tworeplies, linger, deep, surrogate, nan, replyexit3, stringid, detach, detachhang, hold.
+die, stale, tworeplies, linger, deep, surrogate, nan, replyexit3, stringid, detach, detachhang, hold, answer
+(replies {"result": params["value"]}).
 Works one-shot (one request, then EOF) and persistent (one request per line).
 """
 
@@ -79,6 +80,9 @@ def handle(request):
     if do == "stale":
         send({"jsonrpc": "2.0", "id": rid - 1, "result": "stale"})
         send({"jsonrpc": "2.0", "id": rid + 1000, "error": {"code": 1, "message": "someone else's"}})
+    if do == "answer":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"result": params.get("value")}})
+        return
     if do == "deep":
         out.write('{"jsonrpc": "2.0", "id": ' + str(rid) + ', "result": ' + "[" * 100000 + "]" * 100000 + "}\n")
         out.flush()

@@ -208,9 +208,12 @@ class EvalsFile(BaseModel):
 
 def _inside(root: Path, relative: str) -> Path | None:
     """``root/relative`` resolved, or None when it leaves ``root`` (``..``, absolute, or a symlink out)."""
-    if not relative or Path(relative).is_absolute():
+    try:
+        if not relative or Path(relative).is_absolute():
+            return None
+        target = (root / relative).resolve()
+    except (ValueError, OSError):  # a NUL byte, a loop of symlinks: not a usable path
         return None
-    target = (root / relative).resolve()
     return target if target.is_relative_to(root.resolve()) else None
 
 

@@ -35,7 +35,10 @@ def custom_scorer_path(task: Task, base_dir: Path | None) -> Path:
     if not raw:
         raise InputError("custom scorer needs expectedOutput.customScorerPath", field=f"task {task.id}")
     base = (base_dir or Path.cwd()).resolve()
-    path = (base / raw).resolve()
+    try:
+        path = (base / raw).resolve()
+    except (ValueError, OSError) as exc:  # a NUL byte, a loop of symlinks
+        raise InputError(f"customScorerPath {raw!r} is not a usable path ({exc})", field=f"task {task.id}") from None
     if not path.is_relative_to(base):
         raise InputError(f"customScorerPath {raw!r} leaves the benchmark's folder", field=f"task {task.id}",
                          hint="keep custom scorers beside the benchmark file")

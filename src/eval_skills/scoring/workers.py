@@ -96,7 +96,8 @@ class _Worker:
         _LIVE.add(self)
         assert self.proc.stdin is not None and self.proc.stdout is not None
         os.set_blocking(self.proc.stdin.fileno(), False)
-        threading.Thread(target=self._drain, args=(self.proc.stdout,), daemon=True).start()
+        self._drainer = threading.Thread(target=self._drain, args=(self.proc.stdout,), daemon=True)
+        self._drainer.start()
         try:
             first = self._read(deadline, "while loading")
         except _Expired:
@@ -127,6 +128,7 @@ class _Worker:
             code = self.proc.wait(timeout=1.0)
         except subprocess.TimeoutExpired:
             code = None
+        self._drainer.join(0.5)  # what it printed last
         self.kill()
         if code is None:
             how = "closed its reply pipe"
@@ -162,6 +164,7 @@ class _Worker:
             self._buffer += chunk
 
     def request(self, message: dict[str, Any], deadline: float) -> dict[str, Any]:
+        del self._tail[:]  # an error quotes what the scorer printed while scoring this output
         data = memoryview(json.dumps(message, separators=(",", ":"), default=str).encode() + b"\n")
         assert self.proc.stdin is not None
         fd = self.proc.stdin.fileno()

@@ -1,0 +1,109 @@
+"""The store failing under a run: the run stops cleanly, what finished is reported, nothing stays `running`."""
+
+import json
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from eval_skills.errors import HarnessError
+from eval_skills.results import TaskResult
+from eval_skills.store import Store
+from eval_skills.store.writer import ResultWriter
+
+HERE = Path(__file__).parent
+
+
+def test_any_failure_in_the_writer_thread_is_reported_not_lost(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "s.db") as store:
+        evaluation = store.begin_evaluation(benchmark_id="b", benchmark_version="1", config={}, tool_version="t")
+        seen: list[HarnessError] = []
+        done = threading.Event()
+
+        def on_error(exc: HarnessError) -> None:
+            seen.append(exc)
+            done.set()
+
+        writer = ResultWriter(store, evaluation, on_error=on_error)
+        writer.put(TaskResult("ok", "s", 1, "pass", 1.0, 1.0))
+        # a value SQLite cannot encode (a lone surrogate; the adapters never let one through)
+        writer.put(TaskResult("odd", "s", 1, "error", 0.0, 1.0, error="\ud800"))
+        assert done.wait(10)
+        with pytest.raises(HarnessError) as info:
+            writer.close()
+        assert info.value is seen[0] and len(seen) == 1
+        assert str(info.value).startswith(f"results store {tmp_path / 's.db'}: saving task results failed: "
+                                          "UnicodeEncodeError")
+        with pytest.raises(HarnessError):
+            writer.put(TaskResult("later", "s", 1, "pass", 1.0, 1.0))
+
+
+HARNESS = r"""
+import asyncio, json, subprocess, sys
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from eval_skills.evaluation import RunFailed, evaluate
+from eval_skills.formats.benchmark import Benchmark
+from eval_skills.formats.skill import load_skill
+from eval_skills.plan import build_plan
+from eval_skills.runner import RunSettings
+
+tmp = Path(sys.argv[2])
+skill = load_skill(tmp / "chaos")
+benchmark = Benchmark.model_validate({"id": "b", "tasks": [
+    {"id": f"t{i}", "inputData": {"do": "slow", "seconds": 0.05}, "expectedOutput": {"type": "contains",
+     "keywords": ["slow"]}} for i in range(60)]})
+plan = build_plan([skill], benchmark, runs=1, default_evaluator="contains")
+locker = None
+
+def on_result(result):
+    global locker
+    if locker is None:  # another process takes the store's write lock and keeps it
+        locker = subprocess.Popen([sys.executable, "-c", LOCK, str(tmp / "s.db")], stdout=subprocess.PIPE, text=True)
+        assert locker.stdout.readline().strip() == "locked"
+
+LOCK = '''
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("BEGIN EXCLUSIVE")
+print("locked", flush=True)
+time.sleep(4)
+'''
+
+async def main():
+    try:
+        await evaluate(plan, RunSettings(concurrency=1), store_path=tmp / "s.db", output_dir=tmp / "r",
+                       formats=["json"], on_result=on_result, busy_timeout_ms=300)
+    except RunFailed as exc:
+        print(json.dumps({"error": str(exc), "files": [str(p) for p in exc.outcome.report_files],
+                          "results": len(exc.outcome.results)}))
+    finally:
+        plan.close()
+
+asyncio.run(main())
+locker.wait()
+"""
+
+
+def test_a_store_locked_by_another_process_stops_the_run_and_keeps_what_finished(tmp_path: Path) -> None:
+    from test_cli_eval import chaos_skill
+
+    chaos_skill(tmp_path, True)
+    out = subprocess.run([sys.executable, "-c", HARNESS, str(HERE), str(tmp_path)], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    failed = json.loads(out.stdout)
+    assert "\n" not in failed["error"]
+    assert failed["error"].startswith(f"results store {tmp_path / 's.db'}: saving task results failed: "
+                                      "database is locked (another process held the store for over 0.3 s); "
+                                      f"the run stopped: the {failed['results']} finished tasks are in ")
+    assert 1 <= failed["results"] < 60  # stopped early, not after all 60 tasks
+    (report,) = json.loads(Path(failed["files"][0]).read_text())
+    assert len(report["taskResults"]) == failed["results"]
+    with Store.open(tmp_path / "s.db") as store:
+        (evaluation,) = store.list_evaluations()
+        assert evaluation["status"] == "failed"  # never `running` forever, though it could not write its end
+        assert evaluation["error"] == "the process running it ended before finishing it"
+        assert 1 <= evaluation["result_count"] < failed["results"] + 1
