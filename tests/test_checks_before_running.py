@@ -82,9 +82,15 @@ def cases(tmp_path: Path) -> list[tuple[list, str]]:
     ]
 
 
+CASES = 17
+
+
+@pytest.mark.parametrize("case", range(CASES))
 @pytest.mark.parametrize("dry_run", [[], ["--dry-run"]], ids=["run", "dry-run"])
-def test_problems_are_one_line_exit_2_and_nothing_is_written(tmp_path, dry_run):
-    for args, expected in cases(tmp_path):
+def test_problems_are_one_line_exit_2_and_nothing_is_written(tmp_path, dry_run, case):
+    every = cases(tmp_path)
+    assert len(every) == CASES
+    for args, expected in every[case:case + 1]:
         before = sorted(p.name for p in tmp_path.iterdir())
         store = [] if "--store" in args else ["--store", tmp_path / "s.db"]
         out = cli("eval", *args, *dry_run, "--output-dir", tmp_path / "r", *store, cwd=tmp_path)

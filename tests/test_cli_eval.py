@@ -171,9 +171,15 @@ def bad_input_cases(tmp_path: Path):
     ]
 
 
+BAD_INPUT_CASES = 19
+
+
+@pytest.mark.parametrize("case", range(BAD_INPUT_CASES))
 @pytest.mark.parametrize("dry_run", [[], ["--dry-run"]], ids=["run", "dry-run"])
-def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, dry_run):
-    for args, expected in bad_input_cases(tmp_path):
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, dry_run, case):
+    cases = bad_input_cases(tmp_path)
+    assert len(cases) == BAD_INPUT_CASES
+    for args, expected in cases[case:case + 1]:
         out_dir = [] if "--output-dir" in args else ["--output-dir", tmp_path / "r"]
         out = cli("eval", *args, *dry_run, *out_dir, "--store", tmp_path / "s.db", cwd=tmp_path)
         assert out.returncode == 2, (args, out.stderr)

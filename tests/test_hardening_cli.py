@@ -187,14 +187,14 @@ def test_catastrophic_regex_is_stopped_at_the_scorer_deadline(tmp_path):
         {"id": "fine", "inputData": {"do": "answer", "value": "aaaa"},
          "expectedOutput": {"type": "regex", "pattern": pattern}}])
     started = time.monotonic()
-    out = cli("eval", "--skills", skill, "--tasks", tasks, "--json", "--format", "json", "--scorer-timeout", "500",
+    out = cli("eval", "--skills", skill, "--tasks", tasks, "--json", "--format", "json", "--scorer-timeout", "1500",
               "--output-dir", tmp_path / "r", "--no-store", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 15
     (report,) = json.loads(out.stdout)
     redos, fine = report["taskResults"]
     assert redos["status"] == "error"
-    assert redos["error"] == (f"scorer regex failed: matching /{pattern}/ took longer than 0.5s "
+    assert redos["error"] == (f"scorer regex failed: matching /{pattern}/ took longer than 1.5s "
                               "(the pattern backtracks too much on this output)")
     assert fine["status"] == "pass"
 

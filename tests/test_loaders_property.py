@@ -59,7 +59,7 @@ def documents(shaped: st.SearchStrategy[Any] | None = None) -> st.SearchStrategy
         st.text(max_size=200).map(lambda t: t.encode("utf-8", "surrogatepass")),
         json_values.map(lambda v: json.dumps(v).encode()),
         st.integers(MAX_DEPTH - 2, 3000).map(_deep),
-        st.sampled_from([b"\xef\xbb\xbf{}", b"NaN", b'{"id": "\\ud800"}', b"[" * 100000, b"1" * 5000, b"",
+        st.sampled_from([b"\xef\xbb\xbf{}", b"NaN", b'{"id": "\\ud800"}', b"[" * 5000, b"1" * 5000, b"",
                          b'{"tasks": [{"id": "a", "timeoutMs": Infinity}]}']),
     ]
     if shaped is not None:
