@@ -159,9 +159,13 @@ async def _run_item(item: WorkItem, adapter: Adapter, plan: Plan, settings: RunS
     base.output = invocation.output
     base.usage = invocation.usage
     ctx = plan.scoring
+    scorer = planned.scorer
     try:
-        score = await run_off_loop(lambda: planned.scorer(invocation.output, task, planned.options, ctx),
-                                   2 * ctx.timeout_s + SCORER_GRACE_S)
+        if scorer.inline is not None and scorer.inline(invocation.output):  # linear work on a short answer
+            score = scorer(invocation.output, task, planned.options, ctx)
+        else:
+            score = await run_off_loop(lambda: scorer(invocation.output, task, planned.options, ctx),
+                                       2 * ctx.timeout_s + SCORER_GRACE_S)
     except TimeoutError:
         base.error = f"scorer {planned.scorer_type} did not finish within {ctx.timeout_s:g}s"
         return base

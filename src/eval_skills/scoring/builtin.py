@@ -16,7 +16,7 @@ from ..formats.benchmark import Task
 from ..formats.untrusted import NotJSON, loads_untrusted
 from ..results import Score
 from .assertions import compile_pattern, regex_flags
-from .registry import NoOptions, ScoringContext, answer_of, as_text, scorer, short
+from .registry import NoOptions, ScoringContext, answer_of, as_text, scorer, short, short_answer
 from .schemas import schema_problem, schema_validator
 
 __all__ = ["ContainsOptions", "ExactOptions", "RegexOptions"]
@@ -57,7 +57,7 @@ def _needs_value(task: Task, options: Any, ctx: ScoringContext) -> None:
         raise ScorerError("exact needs expectedOutput.value")
 
 
-@scorer("exact", "exact_match", options=ExactOptions, check=_needs_value)
+@scorer("exact", "exact_match", options=ExactOptions, check=_needs_value, inline=short_answer)
 def exact(output: Any, task: Task, options: ExactOptions, ctx: ScoringContext) -> Score:
     got = as_text(answer_of(output)).strip()
     want = as_text(task.expectedOutput.value).strip()
@@ -83,7 +83,7 @@ def _needs_keywords(task: Task, options: Any, ctx: ScoringContext) -> None:
         raise ScorerError("contains needs expectedOutput.keywords (a non-empty list) or value")
 
 
-@scorer("contains", options=ContainsOptions, check=_needs_keywords)
+@scorer("contains", options=ContainsOptions, check=_needs_keywords, inline=short_answer)
 def contains(output: Any, task: Task, options: ContainsOptions, ctx: ScoringContext) -> Score:
     keywords = _keywords(task)
     if not keywords:

@@ -18,6 +18,9 @@ Adding a scorer (``llm_judge`` registers the same way, and the runner never chan
 - The scorer runs in a thread, off the event loop, with a deadline of ``ctx.timeout_s`` seconds: a scorer
   that can take long (matching, a model call) should stop itself by then. Whatever it raises is that
   task's error, never a crash.
+- ``inline(output)``, optional, says when scoring an output is too quick to be worth a thread: only for
+  work linear in a small answer (``exact`` and ``contains`` on answers up to ``INLINE_MAX_CHARS``), which
+  then runs on the event loop in microseconds.
 """
 
 from __future__ import annotations
@@ -35,10 +38,11 @@ from ..errors import UnknownScorerError
 from ..formats.benchmark import Task
 from ..results import Score
 
-__all__ = ["DEFAULT_SCORER_TIMEOUT_S", "NoOptions", "SCORERS", "Scorer", "ScoringContext", "answer_of",
-           "as_text", "get_scorer", "scorer", "scorer_type_of"]
+__all__ = ["DEFAULT_SCORER_TIMEOUT_S", "INLINE_MAX_CHARS", "NoOptions", "SCORERS", "Scorer", "ScoringContext",
+           "answer_of", "as_text", "get_scorer", "scorer", "scorer_type_of", "short_answer"]
 
 DEFAULT_SCORER_TIMEOUT_S = 5.0  # the original tool's deadline for scoring one task
+INLINE_MAX_CHARS = 65536  # an answer this short is compared on the event loop by linear-time scorers
 
 
 @dataclass
@@ -86,6 +90,7 @@ class NoOptions(BaseModel):
 
 ScoreFn = Callable[[Any, Task, Any, ScoringContext], Score]
 CheckFn = Callable[[Task, Any, ScoringContext], None]
+InlineFn = Callable[[Any], bool]
 
 
 @dataclass(frozen=True)
@@ -97,6 +102,7 @@ class Scorer:
     aliases: tuple[str, ...] = ()
     check: CheckFn | None = None
     options: type[BaseModel] = NoOptions
+    inline: InlineFn | None = None
 
     def parse_options(self, raw: Mapping[str, Any] | BaseModel | None) -> BaseModel:
         """The options as the scorer's model (pydantic ValidationError when they do not fit)."""
@@ -112,12 +118,13 @@ class Scorer:
 SCORERS: dict[str, Scorer] = {}
 
 
-def scorer(name: str, *aliases: str, options: type[BaseModel] = NoOptions,
-           check: CheckFn | None = None) -> Callable[[ScoreFn], ScoreFn]:
-    """Register a scorer under ``name`` and its aliases, with its options model and an optional ``check``."""
+def scorer(name: str, *aliases: str, options: type[BaseModel] = NoOptions, check: CheckFn | None = None,
+           inline: InlineFn | None = None) -> Callable[[ScoreFn], ScoreFn]:
+    """Register a scorer under ``name`` and its aliases, with its options model, an optional ``check`` and an
+    optional ``inline`` predicate (see the module doc)."""
 
     def register(fn: ScoreFn) -> ScoreFn:
-        entry = Scorer(name, fn, aliases, check, options)
+        entry = Scorer(name, fn, aliases, check, options, inline)
         for key in (name, *aliases):
             SCORERS[key] = entry
         return fn
@@ -150,6 +157,14 @@ def answer_of(output: Any) -> Any:
             if key in output:
                 return output[key]
     return output
+
+
+def short_answer(output: Any) -> bool:
+    """True when the answer in ``output`` is a scalar or a string of at most INLINE_MAX_CHARS characters."""
+    answer = answer_of(output)
+    if isinstance(answer, str):
+        return len(answer) <= INLINE_MAX_CHARS
+    return answer is None or isinstance(answer, bool | int | float)
 
 
 def as_text(value: Any) -> str:
