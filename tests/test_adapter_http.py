@@ -61,6 +61,12 @@ class Handler(BaseHTTPRequestHandler):
             self._send(500, b"Internal boom " + b"y" * 5000)
         elif path == "/badjson":
             self._send(200, b"<html>not json</html>")
+        elif path == "/deep":
+            self._send(200, b'{"result": ' + b"[" * 100000 + b"]" * 100000 + b"}")
+        elif path == "/surrogate":
+            self._send(200, b'{"result": "lone \\ud800 surrogate"}')
+        elif path == "/huge":
+            self._send(200, b'{"result": "' + b"z" * (20 << 20) + b'"}')
         elif path == "/hang":
             self.server.release.wait(10)
         elif path == "/bearer":
@@ -177,6 +183,22 @@ def test_status_500_is_an_http_error_with_a_short_excerpt(server: Server) -> Non
 def test_invalid_json_is_a_protocol_error(server: Server) -> None:
     with pytest.raises(SkillProtocolError, match="not JSON.*<html>"):
         call(make_skill(server.url + "/badjson"), {})
+
+
+def test_a_reply_nested_100000_deep_is_a_protocol_error(server: Server) -> None:
+    with pytest.raises(SkillProtocolError) as info:
+        call(make_skill(server.url + "/deep"), {})
+    assert str(info.value).startswith(f"reply from {server.url}/deep is not usable JSON (HTTP 200; nested deeper "
+                                      "than 256 levels): ")
+
+
+def test_a_lone_surrogate_in_a_reply_becomes_the_replacement_character(server: Server) -> None:
+    assert call(make_skill(server.url + "/surrogate"), {}).output == {"result": "lone \ufffd surrogate"}
+
+
+def test_a_body_over_16_mib_is_refused(server: Server) -> None:
+    with pytest.raises(SkillProtocolError, match=f"reply from {server.url}/huge is larger than 16 MiB"):
+        call(make_skill(server.url + "/huge"), {})
 
 
 def test_no_answer_is_a_timeout(server: Server) -> None:

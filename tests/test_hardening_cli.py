@@ -55,6 +55,7 @@ def test_one_shot_misbehaviours_each_get_their_exact_result_and_the_others_run(t
     out = cli("eval", "--skills", skill, "--tasks", tasks, "--timeout", "20000", "--json", "--format", "json", "csv",
               "markdown", "html", "--output-dir", tmp_path / "r", "--store", tmp_path / "s.db", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
+    assert out.stderr == ""  # no noise at exit ("Event loop is closed", a traceback from a transport)
     assert time.monotonic() - started < 15  # the detached descendant held stdout open: it did not hold the run
     assert wait_gone(int(pid_file.read_text()))  # adopted by the harness (a subreaper), then killed
     (report,) = json.loads(out.stdout)
@@ -273,7 +274,10 @@ def test_ctrl_c_does_not_wait_for_a_slow_scorer(tmp_path):
     assert [r["taskId"] for r in report["taskResults"]] == ["first"]
 
 
-def test_ctrl_c_while_a_custom_scorer_is_imported_is_130_and_leaves_no_worker(tmp_path):
+@pytest.mark.parametrize(("signum", "code", "said"), [(signal.SIGINT, 130, "interrupted"),
+                                                      (signal.SIGTERM, 143, "terminated")])
+def test_a_signal_while_a_custom_scorer_is_imported_keeps_its_exit_code_and_leaves_no_worker(tmp_path, signum, code,
+                                                                                            said):
     skill = chaos_skill(tmp_path, True)
     pid_file = tmp_path / "worker.pid"
     (tmp_path / "hangs.py").write_text(f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
@@ -286,10 +290,10 @@ def test_ctrl_c_while_a_custom_scorer_is_imported_is_130_and_leaves_no_worker(tm
     while not pid_file.exists() or not pid_file.read_text():
         assert time.time() < deadline and proc.poll() is None
         time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signum)
     _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130, err
-    assert err.strip().splitlines() == ["interrupted"]
+    assert proc.returncode == code, err
+    assert err.strip().splitlines() == [said]
     assert wait_gone(int(pid_file.read_text()))
     assert not (tmp_path / "r").exists() and not (tmp_path / "s.db").exists()
 

@@ -7,7 +7,8 @@ The public API is listed in ``__all__`` and imported lazily, so ``import eval_sk
 
     plan = build_plan(load_skills(["examples/skills/calculator"]), resolve_benchmark("coding-easy"),
                       runs=1, default_evaluator="exact")
-    outcome = asyncio.run(evaluate(plan, RunSettings(concurrency=4)))
+    with plan:  # closing it stops what planning started (custom scorer workers)
+        outcome = asyncio.run(evaluate(plan, RunSettings(concurrency=4)))
     print(outcome.reports[0]["summary"])
 """
 
@@ -24,7 +25,7 @@ _EXPORTS: dict[str, str] = {
     "EvalSkillsError": "errors", "InputError": "errors", "UnknownBenchmarkError": "errors",
     "UnknownScorerError": "errors", "SkillError": "errors", "SkillTimeout": "errors", "SkillCrashed": "errors",
     "SkillProtocolError": "errors", "SkillRpcError": "errors", "SkillHttpError": "errors",
-    "ScorerError": "errors", "HarnessError": "errors",
+    "ScorerError": "errors", "HarnessError": "errors", "HarnessResourceError": "errors",
     # formats
     "Skill": "formats.skill", "SkillManifest": "formats.skill", "AdapterConfig": "formats.skill",
     "load_skill": "formats.skill", "load_skills": "formats.skill",
@@ -40,7 +41,7 @@ _EXPORTS: dict[str, str] = {
     "run_checks": "scoring.assertions",
     # engine
     "Plan": "plan", "build_plan": "plan", "RunSettings": "runner", "execute": "runner",
-    "evaluate": "evaluation", "EvaluationOutcome": "evaluation",
+    "evaluate": "evaluation", "EvaluationOutcome": "evaluation", "RunFailed": "evaluation",
     "Store": "store", "write_reports": "reports", "load_report_file": "reports",
     "check_fixtures": "fixtures_check",
 }
