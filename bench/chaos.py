@@ -165,7 +165,7 @@ def main() -> int:
         folders, persistent, items = build(root, rng, args.skills, args.tasks)
         started = time.perf_counter()
         out = subprocess.run([sys.executable, "-m", "eval_skills", "eval", "--skills", *map(str, folders),
-                              "--tasks", str(root / "tasks.json"), "--timeout", "2000", "--scorer-timeout", "500",
+                              "--tasks", str(root / "tasks.json"), "--timeout", "5000", "--scorer-timeout", "500",
                               "--concurrency", str(args.concurrency), "--format", "json", "markdown", "html", "csv",
                               "--output-dir", str(root / "reports"), "--store", str(root / "chaos.db")],
                              cwd=root, capture_output=True, text=True, timeout=1800)

@@ -71,10 +71,12 @@ class Plan:
         self.close()
 
     def items(self) -> Iterator[WorkItem]:
-        """Run by run, so an interrupted evaluation has whole runs first."""
+        """Run by run, so an interrupted evaluation has whole runs first; within a run task by task across the
+        skills, so the tasks in flight belong to different skills (a persistent skill answers one at a time)
+        and an interrupted run has about as many results for each skill."""
         for run_id in range(1, self.runs + 1):
-            for skill in self.skills:
-                for planned in self.tasks:
+            for planned in self.tasks:
+                for skill in self.skills:
                     problem = self.input_problems.get((skill.id, planned.task.id))
                     yield WorkItem(skill, planned, run_id, problem)
 
