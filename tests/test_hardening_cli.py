@@ -195,8 +195,7 @@ def test_catastrophic_regex_is_stopped_at_the_scorer_deadline(tmp_path):
     (report,) = json.loads(out.stdout)
     redos, fine = report["taskResults"]
     assert redos["status"] == "error"
-    assert redos["error"] == (f"scorer regex failed: matching /{pattern}/ took longer than 1.5s "
-                              "(the pattern backtracks too much on this output)")
+    assert redos["error"] == "scorer regex did not finish within 1.5s"
     assert fine["status"] == "pass"
 
 

@@ -117,3 +117,26 @@ def test_unknown_scorer_names_the_known_ones():
 def test_registry_has_the_seed_types_and_aliases():
     for name in ("exact", "exact_match", "contains", "regex", "json_schema", "schema", "custom"):
         assert name in SCORERS
+
+
+def test_a_stuck_scorer_never_holds_up_the_next_one():
+    import asyncio
+    import threading
+    import time
+
+    from eval_skills.scoring.offloop import ScorerThreads
+
+    release = threading.Event()
+    threads = ScorerThreads()
+
+    async def main():
+        stuck = asyncio.ensure_future(threads.run(lambda: release.wait(10), timeout=5))
+        started = time.monotonic()
+        quick = await threads.run(lambda: "quick", timeout=5)  # submitted at once, before the first is taken
+        took = time.monotonic() - started
+        release.set()
+        await stuck
+        return quick, took
+
+    quick, took = asyncio.run(main())
+    assert quick == "quick" and took < 1

@@ -166,7 +166,7 @@ async def _run_item(item: WorkItem, adapter: Adapter, plan: Plan, settings: RunS
         else:
             score = await run_off_loop(lambda: scorer(invocation.output, task, planned.options, ctx),
                                        2 * ctx.timeout_s + SCORER_GRACE_S)
-    except TimeoutError:
+    except TimeoutError:  # our deadline, or the scorer's own (regex matching stops itself)
         base.error = f"scorer {planned.scorer_type} did not finish within {ctx.timeout_s:g}s"
         return base
     except Exception as exc:  # noqa: BLE001 - a scorer's fault is this task's error, never the run's

@@ -148,7 +148,7 @@ def eval_command(ctx: click.Context, **params: Any) -> None:
             return
         outcome, signalled = _run(plan, settings, opts, params)
     _show(outcome, opts, params["as_json"])
-    if outcome.interrupted:
+    if outcome.interrupted or signalled is not None:  # also a signal that came while the reports were written
         click.echo(f"interrupted: {len(outcome.results)} of {plan.total} items finished and were recorded",
                    err=True)
         sys.exit(EXIT_TERMINATED if signalled == signal.SIGTERM else EXIT_INTERRUPTED)

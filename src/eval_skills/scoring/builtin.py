@@ -115,11 +115,7 @@ def _check_regex(task: Task, options: RegexOptions, ctx: ScoringContext) -> None
 def regex(output: Any, task: Task, options: RegexOptions, ctx: ScoringContext) -> Score:
     compiled = _compiled(task, options)
     text = as_text(answer_of(output))
-    try:
-        match = compiled.search(text, timeout=ctx.timeout_s)
-    except TimeoutError:
-        raise ScorerError(f"matching /{short(compiled.pattern)}/ took longer than {ctx.timeout_s:g}s "
-                          "(the pattern backtracks too much on this output)") from None
+    match = compiled.search(text, timeout=ctx.timeout_s)  # TimeoutError: the task is past the scoring deadline
     if match:
         return Score(1.0, True, f"matched {short(match.group(0))!r} at offset {match.start()}")
     return Score(0.0, False, f"no match for /{short(compiled.pattern)}/")

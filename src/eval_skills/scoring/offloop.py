@@ -47,10 +47,11 @@ class ScorerThreads:
         (a BaseException such as SystemExit becomes a ScorerError)."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
-        with self._lock:
-            if self._idle == 0 and self._threads < self.max_threads:
+        with self._lock:  # reserve an idle thread, or start one: never queue behind a busy (maybe stuck) call
+            if self._idle > 0:
+                self._idle -= 1
+            elif self._threads < self.max_threads:
                 self._threads += 1
-                self._idle += 1
                 threading.Thread(target=self._work, name="eval-skills-scorer", daemon=True).start()
         self._jobs.put((fn, future, loop))
         return await asyncio.wait_for(future, timeout)
@@ -58,8 +59,6 @@ class ScorerThreads:
     def _work(self) -> None:
         while True:
             fn, future, loop = self._jobs.get()
-            with self._lock:
-                self._idle -= 1
             ok = True
             try:
                 value = fn()

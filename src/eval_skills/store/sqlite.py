@@ -26,6 +26,7 @@ from typing import Any
 
 from ..errors import HarnessError, InputError
 from ..results import TaskResult
+from .checks import abandoned, check_store, one_line, refuse_foreign
 from .migrations import applied_migrations, migrate
 
 __all__ = ["EVALUATION_STATUSES", "OUTPUT_LIMIT", "TEXT_LIMIT", "TRUNCATED_KEY", "Store", "encode_output"]
@@ -118,33 +119,6 @@ def _enable_wal(db: sqlite3.Connection) -> None:
             time.sleep(0.001 + time.perf_counter_ns() % 20_000 / 1e6)  # 1-21 ms, jittered
 
 
-def _ours(db: sqlite3.Connection, path: Path) -> None:
-    """Refuse a SQLite file of another program (tables, but none of our migrations)."""
-    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    if tables and "_migrations" not in tables:
-        raise HarnessError(f"results store {path}: is a SQLite database of another program, not an "
-                           "eval-skills store (choose another --store)")
-
-
-def _abandoned(pid: Any, host: Any) -> bool:
-    """True when the evaluation's process ran on this machine and is gone."""
-    import socket
-
-    if not isinstance(pid, int) or host != socket.gethostname():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except OSError:
-        return False
-    return False
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
-
-
 class Store:
     """The SQLite results store. Use :meth:`open`; close it, or use it as a context manager."""
 
@@ -159,26 +133,7 @@ class Store:
     @staticmethod
     def check(path: Path | str) -> None:
         """Check, writing nothing, that ``path`` is a store or can become one: HarnessError if not."""
-        path = Path(path)
-        if path.is_dir():
-            raise HarnessError(f"results store {path}: is a folder, expected a database file")
-        if not path.exists():
-            parent = path.parent
-            while not parent.exists() and parent != parent.parent:
-                parent = parent.parent
-            if not parent.is_dir():
-                raise HarnessError(f"results store {path}: cannot create its folder ({parent} is a file)")
-            return
-        try:
-            db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-        except sqlite3.Error as exc:
-            raise HarnessError(f"results store {path}: cannot open ({_one_line(exc)})") from exc
-        try:
-            _ours(db, path)
-        except sqlite3.Error as exc:
-            raise HarnessError(f"results store {path}: cannot open ({_one_line(exc)})") from exc
-        finally:
-            db.close()
+        check_store(path)
 
     @classmethod
     def open(cls, path: Path | str, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Store:
@@ -196,17 +151,17 @@ class Store:
             db = sqlite3.connect(path, timeout=busy_timeout_ms / 1000, isolation_level=None,
                                  check_same_thread=False)
         except sqlite3.Error as exc:
-            raise HarnessError(f"results store {path}: cannot open ({_one_line(exc)})") from exc
+            raise HarnessError(f"results store {path}: cannot open ({one_line(exc)})") from exc
         try:
             db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-            _ours(db, path)
+            refuse_foreign(db, path)
             _enable_wal(db)
             db.execute("PRAGMA synchronous = NORMAL")
             db.execute("PRAGMA foreign_keys = ON")
             migrate(db)
         except sqlite3.Error as exc:
             db.close()
-            raise HarnessError(f"results store {path}: cannot open ({_one_line(exc)})") from exc
+            raise HarnessError(f"results store {path}: cannot open ({one_line(exc)})") from exc
         except BaseException:
             db.close()
             raise
@@ -231,7 +186,7 @@ class Store:
     # ---- plumbing -------------------------------------------------------------------------------
 
     def _error(self, exc: sqlite3.Error, doing: str) -> HarnessError:
-        text = _one_line(exc)
+        text = one_line(exc)
         if "locked" in text or "busy" in text:
             text += f" (another process held the store for over {self.busy_timeout_ms / 1000:g} s)"
         return HarnessError(f"results store {self.path}: {doing} failed: {text}")
@@ -355,7 +310,7 @@ class Store:
                     "tool_version": r[7], "error": r[8], "result_count": 0, "passed": 0, "skills": []}
                    for r in rows]
             for item, row in zip(out, rows, strict=True):
-                if item["status"] == "running" and _abandoned(row[9], row[10]):
+                if item["status"] == "running" and abandoned(row[9], row[10]):
                     item["status"] = "failed"
                     item["error"] = "the process running it ended before finishing it"
             by_id = {item["id"]: item for item in out}

@@ -1,0 +1,63 @@
+"""What a store file must be: checked before a run writes anything, and how a run that died is recognised."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from ..errors import HarnessError
+
+__all__ = ["abandoned", "check_store", "one_line", "refuse_foreign"]
+
+
+def one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def check_store(path: Path | str) -> None:
+    """``path`` is an eval-skills store, or nothing yet and creatable: else HarnessError. Writes nothing."""
+    path = Path(path)
+    if path.is_dir():
+        raise HarnessError(f"results store {path}: is a folder, expected a database file")
+    if not path.exists():
+        parent = path.parent
+        while not parent.exists() and parent != parent.parent:
+            parent = parent.parent
+        if not parent.is_dir():
+            raise HarnessError(f"results store {path}: cannot create its folder ({parent} is a file)")
+        return
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise HarnessError(f"results store {path}: cannot open ({one_line(exc)})") from exc
+    try:
+        refuse_foreign(db, path)
+    except sqlite3.Error as exc:
+        raise HarnessError(f"results store {path}: cannot open ({one_line(exc)})") from exc
+    finally:
+        db.close()
+
+
+def refuse_foreign(db: sqlite3.Connection, path: Path) -> None:
+    """Refuse a SQLite file of another program (tables, but none of our migrations)."""
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if tables and "_migrations" not in tables:
+        raise HarnessError(f"results store {path}: is a SQLite database of another program, not an "
+                           "eval-skills store (choose another --store)")
+
+
+def abandoned(pid: Any, host: Any) -> bool:
+    """True when an evaluation's process ran on this machine and is gone (it can never finish it)."""
+    import socket
+
+    if not isinstance(pid, int) or host != socket.gethostname():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
