@@ -121,6 +121,7 @@ class PersistentChannel:
     def _start_clock(self, pending: _Pending) -> None:
         loop = asyncio.get_running_loop()
         pending.started = loop.time()
+        pending.late_checks = 0
         pending.timer = loop.call_at(pending.started + pending.timeout, self._timed_out, pending)
 
     @staticmethod
@@ -188,9 +189,11 @@ class PersistentChannel:
     def _timed_out(self, pending: _Pending) -> None:
         if self._child is None or pending not in self._queue:
             return  # answered in the meantime, or already failed
+        loop = asyncio.get_running_loop()
+        if pending.started is None or loop.time() + 0.001 < pending.started + pending.timeout:
+            return  # a check of an earlier clock (timers may fire a hair early): the request was sent again since
         # Output that came before the deadline may not be read yet (a busy loop): asyncio hands a pipe's data to
         # its reader two loop turns after reading it. Give it those turns, and more while output is pending.
-        loop = asyncio.get_running_loop()
         if pending.late_checks < 2:
             pending.late_checks += 1
             loop.call_soon(self._timed_out, pending)
@@ -240,7 +243,7 @@ class PersistentChannel:
                 return
             try:
                 fresh = await self._ensure_child()
-            except SkillError as exc:
+            except Exception as exc:  # noqa: BLE001 - a skill that cannot start again, or the harness out of fds
                 for pending in waiting:
                     self._settle(pending, error=exc)
                 return
