@@ -1,8 +1,9 @@
 """Configuration files: ``eval-skills.config.yaml`` (project) and ``~/.eval-skills/config.yaml`` (user).
 
 Priority, highest first: command-line flags, the file named by ``-c``/``--config`` (or the project file in
-the current folder), the user file, built-in defaults. Unknown keys are refused, so a setting never
-silently fails to take effect.
+the current folder: ``eval-skills.config.yaml``, else ``.yml``, else ``.json``), the user file, built-in
+defaults. Unknown keys are refused, so a setting never silently fails to take effect. ``defaultFormats``
+(what the original eval-skills' ``init`` writes) is read as ``format``.
 """
 
 from __future__ import annotations
@@ -11,12 +12,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .errors import InputError
-from .formats._load import validate
+from .formats._load import read_json, validate
 
 PROJECT_CONFIG = "eval-skills.config.yaml"
+PROJECT_CONFIGS = (PROJECT_CONFIG, "eval-skills.config.yml", "eval-skills.config.json")
 REPORT_FORMATS = ("json", "markdown", "md", "html", "csv")
 
 
@@ -40,6 +42,15 @@ class Config(BaseModel):
     benchmarksDir: str = "./benchmarks"
     minCompletion: float = Field(default=0.7, ge=0, le=1)
     llm: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _formats_from_original(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "defaultFormats" in data:
+            if "format" in data:
+                raise ValueError("format and defaultFormats both set the report formats; keep one")
+            data = {("format" if k == "defaultFormats" else k): v for k, v in data.items()}
+        return data
 
     @field_validator("format", mode="before")
     @classmethod
@@ -73,6 +84,15 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
+def _read_settings(path: Path) -> dict[str, Any]:
+    if path.suffix == ".json":
+        data = read_json(path)
+        if not isinstance(data, dict):
+            raise InputError("expected an object of settings", file=str(path), field="$")
+        return data
+    return _read_yaml(path)
+
+
 def load_config(explicit: Path | None = None, cwd: Path | None = None) -> Config:
     """Merge the user file and the project (or explicit) file over the defaults, validating each."""
     merged: dict[str, Any] = {}
@@ -85,11 +105,16 @@ def load_config(explicit: Path | None = None, cwd: Path | None = None) -> Config
             raise InputError("config file not found", file=str(explicit), hint="check -c/--config")
         sources.append(explicit)
     else:
-        project = (cwd or Path.cwd()) / PROJECT_CONFIG
-        if project.is_file():
+        folder = cwd or Path.cwd()
+        project = next((folder / name for name in PROJECT_CONFIGS if (folder / name).is_file()), None)
+        if project is not None:
             sources.append(project)
     for path in sources:
-        data = _read_yaml(path)
-        validate(Config, data, str(path))  # each file is checked on its own, so errors name the right file
-        merged.update(data)
+        data = _read_settings(path)
+        # each file is checked on its own, so errors name the right file
+        merged.update(validate(Config, data, str(path)).model_dump(include=_set_keys(data)))
     return Config.model_validate(merged)
+
+
+def _set_keys(data: dict[str, Any]) -> set[str]:
+    return {"format" if key == "defaultFormats" else key for key in data}

@@ -22,7 +22,7 @@ from .scoring.scorers import (
 __all__ = ["Plan", "PlannedTask", "WorkItem", "build_plan"]
 
 # expectedOutput keys besides its declared fields that scorers read (a custom scorer may use any)
-EXPECTED_OPTIONAL = {"flags"}
+EXPECTED_OPTIONAL = {"flags", "rubric"}
 
 
 @dataclass(slots=True)
@@ -52,6 +52,7 @@ class Plan:
     runs: int
     scoring: ScoringContext = field(default_factory=ScoringContext)
     input_problems: dict[tuple[str, str], str] = field(default_factory=dict)
+    strict_input: bool = False  # an input_problem is the task's error instead of a warning
 
     @property
     def total(self) -> int:
@@ -67,7 +68,7 @@ class Plan:
 
 
 def _input_problems(skills: list[Skill], tasks: list[Task]) -> dict[tuple[str, str], str]:
-    """Tasks whose inputData does not fit a skill's inputSchema: each becomes a task error, not a stop."""
+    """Tasks whose inputData does not fit a skill's inputSchema: a warning (or a task error), not a stop."""
     problems: dict[tuple[str, str], str] = {}
     for skill in skills:
         schema = skill.manifest.inputSchema
@@ -87,11 +88,18 @@ def _input_problems(skills: list[Skill], tasks: list[Task]) -> dict[tuple[str, s
 
 
 def build_plan(skills: list[Skill], benchmark: Benchmark, *, runs: int, default_evaluator: str,
-               base_dir: Path | None = None, benchmark_file: str | None = None) -> Plan:
-    """Resolve every task's scorer and check inputs; any problem with the files raises InputError now."""
+               base_dir: Path | None = None, benchmark_file: str | None = None,
+               strict_input: bool = False) -> Plan:
+    """Resolve every task's scorer and check inputs; any problem with the files raises InputError now.
+
+    A task input that does not match a skill's ``inputSchema`` is sent anyway and recorded as a warning
+    on its result; with ``strict_input`` it is that task's error instead."""
     if not skills:
         raise InputError("no skills to evaluate", hint="pass --skills with a skill.json or a folder")
     where = benchmark_file or f"benchmark {benchmark.id}"
+    if benchmark.scoringMethod == "pass_at_k" and runs < benchmark.k:
+        raise InputError(f"scoringMethod pass_at_k with passAtK {benchmark.k} needs at least {benchmark.k} "
+                         f"runs of each task", field="--runs", hint=f"run with --runs {benchmark.k} or more")
     try:
         get_scorer(default_evaluator)
     except InputError as exc:
@@ -121,4 +129,4 @@ def build_plan(skills: list[Skill], benchmark: Benchmark, *, runs: int, default_
                                  hint=f"task {task.id!r} cannot be scored by {scorer.name}") from None
         planned.append(PlannedTask(task, scorer, scorer.name, options, task.timeoutMs))
     return Plan(skills=skills, benchmark=benchmark, tasks=planned, runs=runs, scoring=scoring,
-                input_problems=_input_problems(skills, benchmark.tasks))
+                input_problems=_input_problems(skills, benchmark.tasks), strict_input=strict_input)

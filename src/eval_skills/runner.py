@@ -34,9 +34,16 @@ class RunSettings:
     retries: int = 0
     backoff_ms: int = 500  # wait backoff_ms * attempt before retry number `attempt`
     timeout_override_ms: int | None = None
+    retries_override: int | None = None  # the user's --retries (or config file): wins over the skill's own
 
     def timeout_for(self, task_timeout_ms: int | None, skill_timeout_ms: int | None) -> int:
         return task_timeout_ms or self.timeout_override_ms or skill_timeout_ms or self.timeout_ms
+
+    def retries_for(self, skill_retries: int | None) -> int:
+        """``retries_override``, else the skill's ``adapter.config.json`` ``retries``, else ``retries``."""
+        if self.retries_override is not None:
+            return self.retries_override
+        return skill_retries if skill_retries is not None else self.retries
 
 
 @dataclass(repr=False)
@@ -81,10 +88,13 @@ async def _run_item(item: WorkItem, adapter: Adapter, plan: Plan, settings: RunS
     planned = item.planned
     task = planned.task
     base = TaskResult(task.id, item.skill.id, item.run_id, "error", 0.0, 0.0, scorer_type=planned.scorer_type)
-    if item.input_problem:
-        base.error = item.input_problem
-        return base
+    if item.input_problem:  # sent anyway, as the original does, unless the plan is strict about inputs
+        if plan.strict_input:
+            base.error = item.input_problem
+            return base
+        base.extra["warnings"] = [item.input_problem]
     timeout_s = settings.timeout_for(planned.timeout_ms, item.skill.adapter.timeoutMs) / 1000
+    retries = settings.retries_for(item.skill.adapter.retries)
     attempt = 0
     while True:
         attempt += 1
@@ -98,7 +108,7 @@ async def _run_item(item: WorkItem, adapter: Adapter, plan: Plan, settings: RunS
             base.status = exc.status  # type: ignore[assignment]
             base.error = str(exc) or type(exc).__name__
             base.attempts = attempt
-            if exc.retryable and attempt <= settings.retries:
+            if exc.retryable and attempt <= retries:
                 await asyncio.sleep(settings.backoff_ms * attempt / 1000)
                 continue
             return base

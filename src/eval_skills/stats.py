@@ -9,18 +9,23 @@
   timeout), clamped to [0, 1]
 
 Headline metrics are rounded to 4 decimals.
+
+The benchmark's ``scoringMethod`` may replace the partial score (:func:`weighted_mean`, :func:`pass_at_k`);
+:func:`bootstrap_ci` gives the confidence interval of the mean task score.
 """
 
 from __future__ import annotations
 
 import math
+import random
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .results import TaskResult
 
-__all__ = ["nearest_rank", "composite_score", "skill_summary"]
+__all__ = ["nearest_rank", "composite_score", "skill_summary", "weighted_mean", "pass_at_k_task", "pass_at_k",
+           "bootstrap_ci"]
 
 
 def nearest_rank(sorted_values: Sequence[float], percentile: float) -> float:
@@ -94,3 +99,61 @@ def skill_summary(results: Sequence[TaskResult], *, runs: int, latency_budget_ms
         "latency": {"p50Ms": _r(p50), "p95Ms": _r(p95), "p99Ms": _r(p99)},
         "tokenCost": token_cost,
     }
+
+
+# ---- scoring methods and the confidence interval ------------------------------------------------
+
+
+def weighted_mean(scores: Sequence[float], weights: Sequence[float]) -> float | None:
+    """``sum(score x weight) / sum(weight)``; None when there is no weight at all (nothing to average)."""
+    total = math.fsum(weights)
+    if total <= 0:
+        return None
+    return math.fsum(s * w for s, w in zip(scores, weights, strict=True)) / total
+
+
+def pass_at_k_task(n: int, c: int, k: int) -> float:
+    """The unbiased pass@k of one task run ``n`` times with ``c`` passes: ``1 - C(n-c, k) / C(n, k)``.
+
+    Needs ``n >= k``: with fewer runs the estimate does not exist (ValueError)."""
+    if not 0 <= c <= n or k < 1:
+        raise ValueError(f"pass@k needs 0 <= c <= n and k >= 1 (n={n}, c={c}, k={k})")
+    if n < k:
+        raise ValueError(f"pass@{k} needs at least {k} runs of a task, got {n}")
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def pass_at_k(passes_by_task: Mapping[str, Sequence[bool]], k: int = 1) -> float | None:
+    """The mean over tasks of :func:`pass_at_k_task`. None when there is no task, or a task has fewer
+    than ``k`` runs (an interrupted run): the estimate cannot be computed, and a 0 would read as a verdict."""
+    if not passes_by_task or any(len(runs) < k for runs in passes_by_task.values()):
+        return None
+    values = [pass_at_k_task(len(runs), sum(runs), k) for runs in passes_by_task.values()]
+    return math.fsum(values) / len(values)
+
+
+CI_MIN_RESULTS = 10
+CI_ITERATIONS = 1000
+CI_LEVEL = 0.95
+CI_SEED = 0
+
+
+def bootstrap_ci(scores: Sequence[float], *, iterations: int = CI_ITERATIONS, level: float = CI_LEVEL,
+                 seed: int = CI_SEED) -> dict[str, float] | None:
+    """A percentile bootstrap interval of the mean score: ``{lower, upper, mean, level}``, as the original
+    eval-skills computes it (``iterations`` resamples with replacement; the bounds are the sorted resample
+    means at ``floor(alpha/2 x iterations)`` and ``floor((1 - alpha/2) x iterations)``; ``mean`` is the mean
+    of the resample means), or None for an empty list.
+
+    The random source is seeded and the scores are sorted first, so the same scores always give the same
+    interval (the original draws from an unseeded source)."""
+    n = len(scores)
+    if n == 0:
+        return None
+    population = sorted(scores)
+    rng = random.Random(seed)
+    means = sorted(math.fsum(rng.choices(population, k=n)) / n for _ in range(iterations))
+    alpha = 1 - level
+    lower = means[min(math.floor(alpha / 2 * iterations), iterations - 1)]
+    upper = means[min(math.floor((1 - alpha / 2) * iterations), iterations - 1)]
+    return {"lower": _r(lower), "upper": _r(upper), "mean": _r(math.fsum(means) / iterations), "level": level}

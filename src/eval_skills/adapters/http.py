@@ -1,6 +1,8 @@
 """The HTTP adapter: ``POST`` a task to a skill's endpoint, the JSON reply is the output.
 
-The request body is ``{"skillId", "version", "input"}``. The URL is the manifest's ``entrypoint`` when
+The request body is ``{"skillId", "version", "input"}`` (no ``input`` when the task has no ``inputData``).
+``method`` in ``adapter.config.json`` changes the method: ``PUT`` and ``PATCH`` send the same body, ``GET``
+and ``DELETE`` send the input object's keys as query parameters. The URL is the manifest's ``entrypoint`` when
 it is a full URL, else ``baseUrl`` (``adapter.config.json``) joined with the entrypoint path.
 
 Failures: a status >= 400 is :class:`SkillHttpError` (with the status and the start of the body); a
@@ -177,11 +179,10 @@ class HttpAdapter(Adapter):
             await self.start()
             client = self._client
             assert client is not None
-        manifest = self.skill.manifest
-        body = {"skillId": manifest.id, "version": manifest.version, "input": input_data}
         try:
             async with asyncio.timeout(timeout):
-                response = await client.post(self.url, json=body, timeout=timeout)
+                response = await client.request(self.skill.adapter.method, self.url, timeout=timeout,
+                                                **self._payload(input_data))
         except (TimeoutError, httpx.TimeoutException):
             raise SkillTimeout(f"no reply from {self.url} within {timeout:g}s") from None
         except httpx.HTTPError as exc:
@@ -213,6 +214,22 @@ class HttpAdapter(Adapter):
         return response.status_code < 400
 
     # -- helpers -------------------------------------------------------------------------------------
+
+    def _payload(self, input_data: Any) -> dict[str, Any]:
+        """The request's body (``POST``, ``PUT``, ``PATCH``) or query (``GET``, ``DELETE``): a body is
+        ``{"skillId", "version", "input"}``, without ``input`` when the task has none; a query holds the
+        input object's keys (values that are not strings as JSON), or ``input`` for an input that is not
+        an object."""
+        if self.skill.adapter.method in ("GET", "DELETE"):
+            if input_data is None:
+                return {}
+            fields = input_data if isinstance(input_data, dict) else {"input": input_data}
+            return {"params": {k: v if isinstance(v, str) else json.dumps(v) for k, v in fields.items()}}
+        manifest = self.skill.manifest
+        body: dict[str, Any] = {"skillId": manifest.id, "version": manifest.version}
+        if input_data is not None:
+            body["input"] = input_data
+        return {"json": body}
 
     def _redact(self, content: bytes) -> bytes:
         secret = self._secret

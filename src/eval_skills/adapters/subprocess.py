@@ -1,6 +1,7 @@
 """The subprocess adapter: JSON-RPC 2.0 over a program's stdin and stdout.
 
-Each call writes one request line ``{"jsonrpc":"2.0","method":"invoke","params":<inputData>,"id":N}``.
+Each call writes one request line ``{"jsonrpc":"2.0","method":"invoke","params":<inputData>,"id":N}``
+(without ``params`` when the task has no ``inputData``).
 The reply is a stdout line holding a JSON object with ``result`` or ``error``; any other line is a
 log line and is skipped. A reply's output is its ``result``; token usage, when the skill reports it,
 is read from a ``usage`` object beside ``result`` or inside it (see :func:`._process.parse_usage`).
@@ -66,6 +67,9 @@ def skill_command(skill: Skill) -> list[str]:
 
 
 def _request(method: str, params: Any, request_id: int) -> bytes:
+    """One request line. A task without ``inputData`` sends no ``params`` at all (as the original does)."""
+    if params is None:
+        return f'{{"jsonrpc":"2.0","method":"{method}","id":{request_id}}}\n'.encode()
     try:
         body = json.dumps(params)
     except (TypeError, ValueError) as exc:

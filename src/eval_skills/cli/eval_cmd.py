@@ -32,6 +32,9 @@ def resolve_settings(ctx: click.Context, params: dict[str, Any], config: Config)
     # a timeout the user chose (flag or config file) wins over the skill's adapter.config.json timeoutMs
     out["timeout_override"] = out["timeout"] if _given(ctx, "timeout") or "timeoutMs" in config.model_fields_set \
         else None
+    # likewise retries: the user's win over a skill's adapter.config.json retries
+    out["retries_override"] = out["retries"] if _given(ctx, "retries") or "retries" in config.model_fields_set \
+        else None
     out["formats"] = normalize_formats(split_words(params["formats"]) if params["formats"] else config.format)
     given = [Path(d) for d in params["benchmarks_dir"]]
     for folder in given:
@@ -85,6 +88,9 @@ def _summary_table(reports: list[dict[str, Any]]) -> Any:
 @click.option("--min-completion", type=click.FloatRange(0, 1), default=0.7, show_default=True,
               help="The completion rate --exit-on-fail requires of every skill.")
 @click.option("--dry-run", is_flag=True, help="Validate skills and tasks, print the plan, write nothing.")
+@click.option("--strict-input", is_flag=True,
+              help="A task input that does not match the skill's inputSchema is the task's error "
+                   "[default: sent anyway, with a warning].")
 @click.option("--benchmarks-dir", "benchmarks_dir", multiple=True, type=click.Path(path_type=Path),
               help="Folder(s) of user benchmarks, searched by id [default: ./benchmarks if present].")
 @click.option("--store", type=click.Path(path_type=Path), default=Path("./eval-skills.db"), show_default=True,
@@ -113,9 +119,10 @@ def eval_command(ctx: click.Context, **params: Any) -> None:
     source = benchmark.source
     plan = build_plan(skills, benchmark, runs=opts["runs"], default_evaluator=opts["evaluator"],
                       base_dir=source.parent if source else None,
-                      benchmark_file=str(source) if source else None)
+                      benchmark_file=str(source) if source else None, strict_input=params["strict_input"])
     settings = RunSettings(concurrency=opts["concurrency"], timeout_ms=opts["timeout"], retries=opts["retries"],
-                           backoff_ms=params["backoff"], timeout_override_ms=opts["timeout_override"])
+                           backoff_ms=params["backoff"], timeout_override_ms=opts["timeout_override"],
+                           retries_override=opts["retries_override"])
     if params["dry_run"]:
         from ..adapters import create_adapter
         from ..reports import prepare_output_dir
@@ -137,6 +144,7 @@ def eval_command(ctx: click.Context, **params: Any) -> None:
             console.print(f"report: {path}", highlight=False)
         if outcome.evaluation_id:
             console.print(f"stored as evaluation {outcome.evaluation_id} in {opts['store']}", highlight=False)
+        _warn_inputs(outcome.reports)
     if outcome.interrupted:
         click.echo(f"interrupted: {len(outcome.results)} of {plan.total} items finished and were recorded",
                    err=True)
@@ -148,6 +156,16 @@ def eval_command(ctx: click.Context, **params: Any) -> None:
             click.echo(f"quality gate failed: completion rate below {opts['min_completion']} for "
                        + ", ".join(below), err=True)
             sys.exit(EXIT_GATE_FAILED)
+
+
+def _warn_inputs(reports: list[dict[str, Any]]) -> None:
+    """One line naming the skills whose task inputs did not match their inputSchema (sent anyway)."""
+    counts = [(r["skillId"], r["summary"].get("inputWarnings") or 0) for r in reports]
+    counts = [(skill, n) for skill, n in counts if n]
+    if counts:
+        listed = ", ".join(f"{skill} {n}" for skill, n in counts)
+        click.echo(f"warning: task inputs that do not match the skill's inputSchema were sent anyway ({listed}); "
+                   "see \"warnings\" in the report, or use --strict-input to make them errors", err=True)
 
 
 def _print_plan(plan: Any, settings: Any, opts: dict[str, Any], as_json: bool) -> None:
@@ -168,8 +186,8 @@ def _print_plan(plan: Any, settings: Any, opts: dict[str, Any], as_json: bool) -
         click.echo(f"skill {s['id']} {s['version']} ({s['adapterType']}) {s['path']}")
     click.echo(f"{len(plan.skills)} skills x {len(plan.tasks)} tasks x {plan.runs} runs = {plan.total} items")
     if plan.input_problems:
-        click.echo(f"{len(plan.input_problems)} task inputs do not match a skill's inputSchema "
-                   "(they will be recorded as errors)")
+        fate = "recorded as errors" if plan.strict_input else "sent anyway, with a warning"
+        click.echo(f"{len(plan.input_problems)} task inputs do not match a skill's inputSchema ({fate})")
 
 
 def _run(plan: Any, settings: Any, opts: dict[str, Any], params: dict[str, Any]) -> Any:

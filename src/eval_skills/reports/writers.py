@@ -354,7 +354,8 @@ def write_reports(reports: Sequence[dict[str, Any]], formats: Sequence[str], out
 
 
 def load_report_file(path: Path) -> list[dict[str, Any]]:
-    """Read a JSON report file: an array of skill reports, or one report object (wrapped in a list)."""
+    """Read a JSON report file: an array of skill reports, or one report object (wrapped in a list).
+    Reports written by the original eval-skills get the counts they lack (see :mod:`.original`)."""
     from ..formats._load import read_json  # lazily: pydantic is not needed to write reports
 
     data = read_json(Path(path))
@@ -371,4 +372,6 @@ def load_report_file(path: Path) -> list[dict[str, Any]]:
             raise InputError("required field is missing" if "skillId" not in item else "must be a string",
                              file=str(path), field=f"{where}.skillId",
                              hint="is this an eval-skills report file?")
-    return items
+    from .original import normalize_report
+
+    return [normalize_report(item) for item in items]

@@ -101,6 +101,17 @@ def as_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def searched_texts(output: Any) -> list[str]:
+    """What ``contains`` and ``regex`` search: the answer's text and, for an object or array output, the
+    JSON text of the whole output too, key names included (as the original eval-skills does)."""
+    texts = [as_text(answer_of(output))]
+    if isinstance(output, dict | list):
+        whole = as_text(output)
+        if whole != texts[0]:
+            texts.append(whole)
+    return texts
+
+
 def _short(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -141,25 +152,29 @@ def contains(output: Any, task: Task, options: dict[str, Any], ctx: ScoringConte
     keywords = _keywords(task)
     if not keywords:
         raise ScorerError(f"task {task.id!r}: contains needs expectedOutput.keywords or value")
-    text = as_text(answer_of(output))
     case_sensitive = options.get("caseSensitive", False)
-    haystack = text if case_sensitive else text.casefold()
-    missing = [k for k in keywords if (k if case_sensitive else k.casefold()) not in haystack]
+    haystacks = [t if case_sensitive else t.casefold() for t in searched_texts(output)]
+    missing = [k for k in keywords
+               if not any((k if case_sensitive else k.casefold()) in haystack for haystack in haystacks)]
     value = (len(keywords) - len(missing)) / len(keywords)
     passed = value >= float(options.get("passThreshold", 1.0))
     reason = "all keywords found" if not missing else "missing: " + ", ".join(repr(k) for k in missing)
     return Score(value, passed, reason)
 
 
-def _compiled(task: Task, options: dict[str, Any]) -> re.Pattern[str]:
-    pattern = task.expectedOutput.pattern or task.expectedOutput.value
-    if not isinstance(pattern, str):
-        raise ScorerError("regex needs expectedOutput.pattern")
-    flags = regex_flags(options.get("flags") or (task.expectedOutput.model_extra or {}).get("flags"))
-    try:
-        return re.compile(pattern, flags)
-    except re.error as exc:
-        raise ScorerError(f"invalid regex {pattern!r}: {exc}") from None
+def _compiled(task: Task, options: dict[str, Any]) -> list[re.Pattern[str]]:
+    expected = task.expectedOutput
+    patterns: Any = expected.patterns if expected.patterns is not None else [expected.pattern or expected.value]
+    if not patterns or not all(isinstance(p, str) for p in patterns):
+        raise ScorerError("regex needs expectedOutput.pattern (or patterns, a non-empty list)")
+    flags = regex_flags(options.get("flags") or (expected.model_extra or {}).get("flags"))
+    compiled = []
+    for pattern in patterns:
+        try:
+            compiled.append(re.compile(pattern, flags))
+        except re.error as exc:
+            raise ScorerError(f"invalid regex {pattern!r}: {exc}") from None
+    return compiled
 
 
 def _check_regex(task: Task, options: dict[str, Any], ctx: ScoringContext) -> None:
@@ -168,13 +183,20 @@ def _check_regex(task: Task, options: dict[str, Any], ctx: ScoringContext) -> No
 
 @scorer("regex", check=_check_regex)
 def regex(output: Any, task: Task, options: dict[str, Any], ctx: ScoringContext) -> Score:
+    """``pattern`` must be found; with ``patterns`` (the original's list) the score is the share found and
+    the task passes when all are."""
+    texts = searched_texts(output)
     compiled = _compiled(task, options)
-    pattern = compiled.pattern
-    text = as_text(answer_of(output))
-    match = compiled.search(text)
-    if match:
-        return Score(1.0, True, f"matched {_short(match.group(0))!r} at offset {match.start()}")
-    return Score(0.0, False, f"no match for /{_short(pattern)}/")
+    matches = [next((m for m in (c.search(t) for t in texts) if m), None) for c in compiled]
+    missing = [c.pattern for c, m in zip(compiled, matches, strict=True) if m is None]
+    total, matched = len(compiled), len(compiled) - len(missing)
+    if not missing:
+        first = matches[0]
+        assert first is not None
+        one = f"matched {_short(first.group(0))!r} at offset {first.start()}"
+        return Score(1.0, True, one if total == 1 else f"all {total} patterns matched")
+    reason = "no match for " + ", ".join(f"/{_short(p)}/" for p in missing)
+    return Score(matched / total, False, reason if total == 1 else f"{reason} ({matched}/{total} matched)")
 
 
 def schema_validator(schema: dict[str, Any]) -> Any:
