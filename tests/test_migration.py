@@ -195,6 +195,19 @@ def test_bootstrap_interval_by_hand():
     assert bootstrap_ci([]) is None
 
 
+def test_bootstrap_of_pass_fail_scores_by_hand():
+    # 7 passes in 10: a resample mean is K/10 with K ~ Binomial(10, 0.7). P(K <= 3) = 0.0106 and
+    # P(K <= 4) = 0.0473, so of 1000 sorted means the 26th is 0.4 (about 11 are lower, 47 at most 0.4);
+    # P(K <= 9) = 1 - 0.7^10 = 0.9718, so the 976th is 0.9 or 1.0; the mean of the means is 0.7 give or take
+    # 0.005 (one standard deviation).
+    ci = bootstrap_ci([1.0] * 7 + [0.0] * 3)
+    assert ci is not None and ci["lower"] == 0.4 and ci["upper"] in (0.9, 1.0) and abs(ci["mean"] - 0.7) < 0.02
+    # the same with three values (no shortcut): 0.5 cannot move the bounds below 0.35 or above 1
+    mixed = bootstrap_ci([1.0] * 7 + [0.0] * 2 + [0.5])
+    assert mixed is not None and 0.35 <= mixed["lower"] < 0.75 < mixed["upper"] <= 1.0
+    assert abs(mixed["mean"] - 0.75) < 0.02
+
+
 # ---- aggregation end to end with the in-process adapter ------------------------------------------
 
 
@@ -307,6 +320,7 @@ def test_a_report_in_the_original_shape_loads_with_its_numbers():
     assert summary["completionRate"] == 0.5 and summary["confidenceInterval"]["upper"] == 0.75
     markdown = render_markdown([report])
     assert "4 tasks, 1 run(s): 2 passed, 1 failed, 1 errors, 0 timeouts." in markdown
+    assert "Mean score 95% confidence interval (bootstrap): 0.2500 to 0.7500." in markdown
     assert "| calculator | 0.1.0 | 50.0% | 50.0% | 25.0% | 100.0% | 42.0 | 97.0 | 97.0 | 0.6000 | n/a |" in markdown
     html = render_html([report])
     assert "n/a</td>" not in html.split("Tokens")[0] and "50.0%" in html

@@ -171,6 +171,7 @@ def render_markdown(reports: Sequence[dict[str, Any]]) -> str:
         lines += ["", f"## {_md(s['skill'])} {_md(s['version'])}".rstrip(), "",
                   f"{s['total']} tasks, {s['runs']} run(s): {s['passed']} passed, {s['failed']} failed, "
                   f"{s['errors']} errors, {s['timeouts']} timeouts.", ""]
+        lines += _markdown_notes(_dict(report.get("summary")))
         bad = [t for t in _tasks(report) if t.get("status") != "pass"]
         if not bad:
             lines.append("All tasks passed." if _tasks(report) else "No task results in this report.")
@@ -183,6 +184,20 @@ def render_markdown(reports: Sequence[dict[str, Any]]) -> str:
             more = len(bad) - MARKDOWN_MAX_TASKS
             lines += ["", f"… and {more} more that did not pass (see the JSON report)."]
     return "\n".join(lines) + "\n"
+
+
+def _markdown_notes(summary: dict[str, Any]) -> list[str]:
+    """The score's confidence interval and the count of input warnings, when a report has them."""
+    notes = []
+    ci = _dict(summary.get("confidenceInterval"))
+    level, lower, upper = _num(ci.get("level")), _num(ci.get("lower")), _num(ci.get("upper"))
+    if level is not None and lower is not None and upper is not None:
+        notes.append(f"Mean score {level * 100:g}% confidence interval (bootstrap): {lower:.4f} to {upper:.4f}.")
+    warned = _num(summary.get("inputWarnings"))
+    if warned:
+        notes.append(f"{int(warned)} task input(s) did not match the skill's inputSchema and were sent anyway "
+                     "(see `warnings` in the JSON report).")
+    return [*notes, ""] if notes else []
 
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
