@@ -308,6 +308,17 @@ def test_regex_patterns_score_the_share_that_match():
         _score("regex", "x", {"patterns": ["("]})
 
 
+def test_json_schema_asserts_formats_as_the_original_does():
+    schema = {"type": "object", "properties": {"when": {"type": "string", "format": "date-time"},
+                                               "site": {"type": "string", "format": "uri"},
+                                               "mail": {"type": "string", "format": "email"}}}
+    good = {"when": "2026-02-28T10:15:00Z", "site": "https://example.org/a", "mail": "a@example.org"}
+    assert _score("json_schema", good, {"schema": schema}).passed
+    for key, bad in (("when", "yesterday"), ("site", "not a uri"), ("mail", "nobody")):
+        got = _score("json_schema", {**good, key: bad}, {"schema": schema})
+        assert not got.passed and f"$.{key}" in got.reason
+
+
 # ---- reports the original wrote ------------------------------------------------------------------
 
 

@@ -79,6 +79,7 @@ def test_tasks_without_input_data_send_no_params(tmp_path):
 
 class _Server(ThreadingHTTPServer):
     requests: list[tuple[str, str, Any]]
+    versions: list[str | None]
     fail_first: int
 
 
@@ -87,6 +88,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self, body: Any) -> None:
         self.server.requests.append((self.command, self.path, body))
+        self.server.versions.append(self.headers.get("X-Eval-Skills-Version"))
         if self.server.fail_first > 0:
             self.server.fail_first -= 1
             status, payload = 503, {"error": "warming up"}
@@ -97,6 +99,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        self.send_header("x-usage-input-tokens", "7")  # the names the original reads
+        self.send_header("x-usage-output-tokens", "5")
         self.end_headers()
         self.wfile.write(data)
 
@@ -113,7 +117,7 @@ class _Handler(BaseHTTPRequestHandler):
 @pytest.fixture
 def server() -> Iterator[_Server]:
     srv = _Server(("127.0.0.1", 0), _Handler)
-    srv.requests, srv.fail_first = [], 0
+    srv.requests, srv.versions, srv.fail_first = [], [], 0
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
     yield srv
@@ -133,6 +137,9 @@ def test_http_request_template_runs_with_its_retries_below_the_flag(tmp_path, se
     assert (result["status"], result["attempts"]) == ("pass", 2)
     assert server.requests[-1] == ("POST", "/invoke", {"skillId": "web", "version": "0.1.0",
                                                        "input": {"query": "test input"}})
+    assert server.versions[-1] and server.versions[-1][0].isdigit()
+    assert result["usage"] == {"promptTokens": 7, "completionTokens": 5, "totalTokens": 12}
+    assert report["tokenCost"]["totalTokens"] == 12
     server.fail_first = 1  # --retries 0 on the command line wins over the skill's own
     out = cli("eval", "--skills", skill, "--benchmark", skill / "tests" / "basic.eval.json", "--no-store",
               "--output-dir", tmp_path / "r2", "--format", "json", "--retries", "0", cwd=tmp_path)

@@ -16,7 +16,9 @@ never put in a message or repr: a reply body that echoes it is redacted before i
 
 Token usage (``Invocation.usage``) comes from a ``usage`` object in the JSON reply, in any spelling
 :func:`._process.parse_usage` accepts, or else from the response headers ``x-usage-prompt-tokens``,
-``x-usage-completion-tokens`` and ``x-usage-total-tokens`` (a missing total is the sum of the others).
+``x-usage-completion-tokens`` and ``x-usage-total-tokens`` (a missing total is the sum of the others); the
+original eval-skills' ``x-usage-input-tokens`` and ``x-usage-output-tokens`` are read too. Every request
+carries ``X-Eval-Skills-Version``, as the original's do.
 
 ``start`` (a command string or list) launches the skill's server when the adapter starts: in the skill's
 folder, with the clean environment of :func:`._process.child_env`, in its own process group. The adapter
@@ -35,6 +37,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from .._version import __version__
 from ..errors import InputError, SkillCrashed, SkillHttpError, SkillProtocolError, SkillTimeout
 from ..formats.skill import ADAPTER_CONFIG_FILE, Skill
 from ..results import Invocation, Usage
@@ -78,8 +81,14 @@ class _Secret:
     __str__ = __repr__
 
 
+# the names the original eval-skills reads, for prompt and completion tokens
+ORIGINAL_USAGE_HEADERS = ("x-usage-input-tokens", "x-usage-output-tokens")
+
+
 def _header_usage(headers: httpx.Headers) -> Usage | None:
     values = [headers.get(name) for name in USAGE_HEADERS]
+    for index, name in enumerate(ORIGINAL_USAGE_HEADERS):
+        values[index] = values[index] or headers.get(name)
     if not any(values):
         return None
     try:
@@ -151,7 +160,7 @@ class HttpAdapter(Adapter):
 
     def _headers(self) -> dict[str, str]:
         config = self.skill.adapter
-        headers = {"Accept": "application/json", **config.headers}
+        headers = {"Accept": "application/json", "X-Eval-Skills-Version": __version__, **config.headers}
         if config.authType == "none":
             return headers
         config_file = str(self.skill.root / ADAPTER_CONFIG_FILE)

@@ -200,7 +200,9 @@ def regex(output: Any, task: Task, options: dict[str, Any], ctx: ScoringContext)
 
 
 def schema_validator(schema: dict[str, Any]) -> Any:
-    """A jsonschema validator for ``schema`` (its draft read from ``$schema``); ScorerError if invalid."""
+    """A jsonschema validator for ``schema`` (its draft read from ``$schema``); ScorerError if invalid.
+    ``format`` is asserted (``date-time``, ``uri``, ``email``, ``hostname``, ``ipv4``, ``uuid``, ...), as
+    the original eval-skills' validator does."""
     import jsonschema
 
     cls = jsonschema.validators.validator_for(schema)
@@ -208,7 +210,7 @@ def schema_validator(schema: dict[str, Any]) -> Any:
         cls.check_schema(schema)
     except jsonschema.SchemaError as exc:
         raise ScorerError(f"invalid JSON Schema: {exc.message}") from None
-    return cls(schema)
+    return cls(schema, format_checker=cls.FORMAT_CHECKER)
 
 
 def schema_problem(validator: Any, value: Any) -> str | None:
