@@ -183,3 +183,31 @@ def test_the_original_benchmarks_folder_layout_is_found_by_id(tmp_path):
     plan = json.loads(out.stdout)
     assert plan["benchmark"] == {"id": "coding-easy", "version": "1.1.0", "tasks": 12}
     assert plan["inputMismatches"] == 4
+
+
+def test_the_original_store_in_the_folder_is_refused_in_one_line_before_anything_runs(tmp_path):
+    import sqlite3
+
+    store = tmp_path / "eval-skills.db"
+    with sqlite3.connect(store) as db:  # the tables the original's SqliteStore creates
+        db.executescript("""
+            CREATE TABLE skills (id TEXT PRIMARY KEY, name TEXT NOT NULL, version TEXT NOT NULL,
+                                 data JSON NOT NULL, created_at DATETIME, updated_at DATETIME);
+            CREATE TABLE evaluations (id TEXT PRIMARY KEY, skill_id TEXT NOT NULL, benchmark_id TEXT NOT NULL,
+                                      summary JSON, timestamp DATETIME);
+            CREATE TABLE task_results (eval_id TEXT NOT NULL, task_id TEXT NOT NULL, skill_id TEXT NOT NULL,
+                                       run_id INTEGER NOT NULL DEFAULT 1, status TEXT NOT NULL, score REAL NOT NULL,
+                                       latency_ms INTEGER NOT NULL, data JSON NOT NULL, created_at DATETIME,
+                                       PRIMARY KEY (eval_id, task_id, run_id));
+            INSERT INTO skills VALUES ('calculator', 'Calculator', '0.1.0', '{}', NULL, NULL);
+        """)
+    before = store.read_bytes()
+    out = cli("eval", "--skills", ORIGINAL / "calculator", "--benchmark", ORIGINAL / "coding-easy.json",
+              cwd=tmp_path)
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and "eval-skills.db" in out.stderr
+    assert "written by the original eval-skills (TypeScript)" in out.stderr and "--store" in out.stderr
+    assert store.read_bytes() == before and not (tmp_path / "reports").exists()
+    other = cli("eval", "--skills", ORIGINAL / "calculator", "--benchmark", ORIGINAL / "coding-easy.json",
+                "--store", tmp_path / "new.db", "--format", "json", cwd=tmp_path)
+    assert other.returncode == 0, other.stderr

@@ -123,6 +123,10 @@ def eval_command(ctx: click.Context, **params: Any) -> None:
     settings = RunSettings(concurrency=opts["concurrency"], timeout_ms=opts["timeout"], retries=opts["retries"],
                            backoff_ms=params["backoff"], timeout_override_ms=opts["timeout_override"],
                            retries_override=opts["retries_override"])
+    if not params["no_store"]:
+        from ..store.original import refuse_original_store
+
+        refuse_original_store(Path(opts["store"]))
     if params["dry_run"]:
         from ..adapters import create_adapter
         from ..reports import prepare_output_dir
