@@ -24,7 +24,7 @@ _EXPORTS: dict[str, str] = {
     "EvalSkillsError": "errors", "InputError": "errors", "UnknownBenchmarkError": "errors",
     "UnknownScorerError": "errors", "SkillError": "errors", "SkillTimeout": "errors", "SkillCrashed": "errors",
     "SkillProtocolError": "errors", "SkillRpcError": "errors", "SkillHttpError": "errors",
-    "ScorerError": "errors", "HarnessError": "errors",
+    "ScorerError": "errors", "HarnessError": "errors", "JudgeError": "errors",
     # formats
     "Skill": "formats.skill", "SkillManifest": "formats.skill", "AdapterConfig": "formats.skill",
     "load_skill": "formats.skill", "load_skills": "formats.skill",
@@ -34,6 +34,10 @@ _EXPORTS: dict[str, str] = {
     "TaskResult": "results", "Invocation": "results", "Usage": "results", "Score": "results",
     # adapters
     "Adapter": "adapters", "FakeAdapter": "adapters", "create_adapter": "adapters",
+    # agents and judges
+    "Agent": "agents", "AgentRequest": "agents", "AgentResult": "agents", "create_agent": "agents",
+    "Judge": "judges", "Judgement": "judges", "create_judge": "judges", "GradeRequest": "judges",
+    "CompareRequest": "judges", "ScoreRequest": "judges",
     # scoring
     "scorer": "scoring.scorers", "get_scorer": "scoring.scorers", "SCORERS": "scoring.scorers",
     "Check": "scoring.assertions", "CheckResult": "scoring.assertions", "run_check": "scoring.assertions",

@@ -24,7 +24,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .results import TaskResult
+from ..results import TaskResult
 
 __all__ = ["nearest_rank", "composite_score", "skill_summary", "weighted_mean", "pass_at_k_task", "pass_at_k",
            "bootstrap_ci"]

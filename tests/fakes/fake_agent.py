@@ -1,0 +1,136 @@
+"""A scriptable stand-in for an agent CLI, for tests (no model, no network).
+
+Run it as a ``command`` agent, in the workspace (its current folder)::
+
+    create_agent("command", output="events", env={"FAKE_AGENT_JSON": json.dumps(script)},
+                 command=f"{sys.executable} {FAKE_AGENT} --prompt-file {{prompt_file}} --model {{model}}")
+
+Arguments: ``--prompt-file PATH`` or ``--prompt TEXT`` (else stdin), ``--model M`` (logged), ``--config PATH``.
+The script is JSON from ``--config``, else the file named by ``FAKE_AGENT_CONFIG``, else the text of
+``FAKE_AGENT_JSON``; every key is optional:
+
+    skill            name of the skill it knows (looked for at <skills_dir>/<skill>/SKILL.md in its cwd)
+    skills_dir       default ".agents/skills"
+    trigger          regex (case-insensitive) on the prompt: the skill is used only when it matches;
+                     without one, an installed skill is always used
+    answer           the response when the skill is not used (default "plain answer to: {prompt}")
+    skilled_answer   the response when it is (default: answer). "{prompt}" is replaced in both
+    files            {"relative/path": "content"} written into the cwd ("{prompt}" replaced)
+    delete           ["relative/path", ...] removed from the cwd
+    usage            a usage event's fields ({"input_tokens": 10, ...}); none printed when absent
+    output           "events" (default: the JSON-lines events format) or "text" (only the answer)
+    mode             "ok" (default); "crash" (raises after the first events: traceback, exit 1);
+                     "exit" (everything printed, then exit with exit_code, default 3); "hang" (first
+                     events, then sleeps for ever; with spawn_child a child process sleeps too);
+                     "silent" (prints nothing, exit 0); "no-final" (no final line);
+                     "garbage" (non-JSON and invalid event lines between the good ones)
+    stderr           text written to stderr
+    delay            seconds to sleep before answering
+    pid_file         where "hang" writes its pid and its child's, one per line
+    log              a file to which each run appends one JSON line: prompt, cwd, model, skill_installed,
+                     skill_used
+    cases            [{"match": regex, ...keys above}]: the first case whose regex finds the prompt
+                     overrides the keys above
+
+When the skill is used, it prints a ``tool_call`` ``Read`` of the SKILL.md (with the text it really read)
+and a ``skill`` event pointing at that call, before its answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def emit(event: dict) -> None:
+    print(json.dumps(event), flush=True)
+
+
+def load_script(args: argparse.Namespace) -> dict:
+    if args.config:
+        return json.loads(Path(args.config).read_text())
+    if os.environ.get("FAKE_AGENT_CONFIG"):
+        return json.loads(Path(os.environ["FAKE_AGENT_CONFIG"]).read_text())
+    return json.loads(os.environ.get("FAKE_AGENT_JSON") or "{}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--prompt-file")
+    parser.add_argument("--prompt")
+    parser.add_argument("--model", default="")
+    parser.add_argument("--config")
+    args = parser.parse_args()
+    prompt = (Path(args.prompt_file).read_text() if args.prompt_file else
+              args.prompt if args.prompt is not None else sys.stdin.read())
+    script = load_script(args)
+    for case in script.get("cases", []):
+        if re.search(case["match"], prompt, re.IGNORECASE):
+            script = {**script, **case}
+            break
+
+    skill = script.get("skill")
+    skill_md = Path(script.get("skills_dir", ".agents/skills")) / str(skill) / "SKILL.md"
+    installed = bool(skill) and skill_md.is_file()
+    trigger = script.get("trigger")
+    used = installed and (trigger is None or re.search(trigger, prompt, re.IGNORECASE) is not None)
+    answer = script.get("answer", "plain answer to: {prompt}")
+    answer = script.get("skilled_answer", answer) if used else answer
+    answer = answer.replace("{prompt}", prompt)
+    mode = script.get("mode", "ok")
+    events = script.get("output", "events") == "events"
+
+    if script.get("log"):
+        with open(script["log"], "a") as log:
+            log.write(json.dumps({"prompt": prompt, "cwd": os.getcwd(), "model": args.model,
+                                  "skill_installed": installed, "skill_used": used}) + "\n")
+    if script.get("stderr"):
+        print(script["stderr"], file=sys.stderr, flush=True)
+    if mode == "silent":
+        return 0
+    time.sleep(float(script.get("delay", 0)))
+    if events:
+        emit({"type": "message", "role": "assistant", "text": "Looking at the task."})
+    if mode == "crash":
+        raise RuntimeError("the fake agent crashed on purpose")
+    if mode == "hang":
+        pids = [os.getpid()]
+        if script.get("spawn_child"):
+            pids.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"]).pid)
+        if script.get("pid_file"):
+            Path(script["pid_file"]).write_text("".join(f"{pid}\n" for pid in pids))
+        time.sleep(600)
+    if used and events:
+        emit({"type": "tool_call", "id": "call_1", "name": "Read", "input": {"file_path": str(skill_md)}})
+        emit({"type": "tool_call", "id": "call_1", "name": "Read", "result": skill_md.read_text()[:200]})
+        emit({"type": "skill", "skill": skill, "detected_by": "reported by the agent", "tool_call_id": "call_1"})
+    for name, content in script.get("files", {}).items():
+        path = Path(name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content.replace("{prompt}", prompt))
+        if events:
+            emit({"type": "tool_call", "name": "write_file", "input": {"path": name}, "result": "ok"})
+    for name in script.get("delete", []):
+        Path(name).unlink()
+    if mode == "garbage":
+        print("this line is not JSON", flush=True)
+        emit({"type": "tool_call", "input": "a tool call without a name"})
+        emit({"type": "dance"})
+        print("[1, 2, 3]", flush=True)
+    if events and "usage" in script:
+        emit({"type": "usage", **script["usage"]})
+    if not events:
+        print(answer, flush=True)
+    elif mode != "no-final":
+        emit({"type": "final", "text": answer})
+    return int(script.get("exit_code", 3)) if mode == "exit" else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
