@@ -7,7 +7,8 @@ from typing import Any
 
 from .plan import Plan
 from .results import TaskResult
-from .stats import CI_ITERATIONS, CI_MIN_RESULTS, CI_SEED, bootstrap_ci, pass_at_k, skill_summary, weighted_mean
+from .stats import CI_MIN_RESULTS, bootstrap_ci, pass_at_k, skill_summary, weighted_mean
+from .stats.estimators import CI_ITERATIONS
 
 __all__ = ["build_reports", "partial_score"]
 
@@ -36,7 +37,7 @@ def _evaluator_metadata(plan: Plan) -> dict[str, Any]:
     if benchmark.scoringMethod == "pass_at_k":
         meta["k"] = benchmark.k
     meta["scorers"] = sorted({p.scorer_type for p in plan.tasks})
-    meta["confidenceInterval"] = {"method": "bootstrap", "iterations": CI_ITERATIONS, "seed": CI_SEED,
+    meta["confidenceInterval"] = {"method": "bootstrap", "iterations": CI_ITERATIONS, "seed": 0,
                                   "minResults": CI_MIN_RESULTS}
     return meta
 

@@ -11,23 +11,20 @@
 Headline metrics are rounded to 4 decimals.
 
 The benchmark's ``scoringMethod`` may replace the partial score (:func:`weighted_mean`, :func:`pass_at_k`);
-:func:`bootstrap_ci` gives the confidence interval of the mean task score.
+the confidence interval of the mean task score is :func:`.estimators.bootstrap_ci`, from ``CI_MIN_RESULTS``.
 """
 
 from __future__ import annotations
 
-import bisect
-import itertools
 import math
-import random
 import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..results import TaskResult
+from .estimators import pass_at_k_task
 
-__all__ = ["nearest_rank", "composite_score", "skill_summary", "weighted_mean", "pass_at_k_task", "pass_at_k",
-           "bootstrap_ci"]
+__all__ = ["CI_MIN_RESULTS", "nearest_rank", "composite_score", "skill_summary", "weighted_mean", "pass_at_k"]
 
 
 def nearest_rank(sorted_values: Sequence[float], percentile: float) -> float:
@@ -103,7 +100,7 @@ def skill_summary(results: Sequence[TaskResult], *, runs: int, latency_budget_ms
     }
 
 
-# ---- scoring methods and the confidence interval ------------------------------------------------
+# ---- scoring methods ----------------------------------------------------------------------------
 
 
 def weighted_mean(scores: Sequence[float], weights: Sequence[float]) -> float | None:
@@ -114,67 +111,14 @@ def weighted_mean(scores: Sequence[float], weights: Sequence[float]) -> float | 
     return math.fsum(s * w for s, w in zip(scores, weights, strict=True)) / total
 
 
-def pass_at_k_task(n: int, c: int, k: int) -> float:
-    """The unbiased pass@k of one task run ``n`` times with ``c`` passes: ``1 - C(n-c, k) / C(n, k)``.
-
-    Needs ``n >= k``: with fewer runs the estimate does not exist (ValueError)."""
-    if not 0 <= c <= n or k < 1:
-        raise ValueError(f"pass@k needs 0 <= c <= n and k >= 1 (n={n}, c={c}, k={k})")
-    if n < k:
-        raise ValueError(f"pass@{k} needs at least {k} runs of a task, got {n}")
-    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
-
-
 def pass_at_k(passes_by_task: Mapping[str, Sequence[bool]], k: int = 1) -> float | None:
-    """The mean over tasks of :func:`pass_at_k_task`. None when there is no task, or a task has fewer
-    than ``k`` runs (an interrupted run): the estimate cannot be computed, and a 0 would read as a verdict."""
+    """The mean over tasks of the unbiased pass@k (:func:`.estimators.pass_at_k_task`) of each task's runs.
+    None when there is no task, or a task has fewer than ``k`` runs (an interrupted run): the estimate cannot
+    be computed, and a 0 would read as a verdict."""
     if not passes_by_task or any(len(runs) < k for runs in passes_by_task.values()):
         return None
     values = [pass_at_k_task(len(runs), sum(runs), k) for runs in passes_by_task.values()]
     return math.fsum(values) / len(values)
 
 
-CI_MIN_RESULTS = 10
-CI_ITERATIONS = 1000
-CI_LEVEL = 0.95
-CI_SEED = 0
-
-
-def bootstrap_ci(scores: Sequence[float], *, iterations: int = CI_ITERATIONS, level: float = CI_LEVEL,
-                 seed: int = CI_SEED) -> dict[str, float] | None:
-    """A percentile bootstrap interval of the mean score: ``{lower, upper, mean, level}``, as the original
-    eval-skills computes it (``iterations`` resamples with replacement; the bounds are the sorted resample
-    means at ``floor(alpha/2 x iterations)`` and ``floor((1 - alpha/2) x iterations)``; ``mean`` is the mean
-    of the resample means), or None for an empty list.
-
-    The random source is seeded and the scores are sorted first, so the same scores always give the same
-    interval (the original draws from an unseeded source)."""
-    if not scores:
-        return None
-    means = sorted(_resample_means(sorted(scores), iterations, random.Random(seed)))
-    alpha = 1 - level
-    lower = means[min(math.floor(alpha / 2 * iterations), iterations - 1)]
-    upper = means[min(math.floor((1 - alpha / 2) * iterations), iterations - 1)]
-    return {"lower": _r(lower), "upper": _r(upper), "mean": _r(math.fsum(means) / iterations), "level": level}
-
-
-def _resample_means(population: list[float], iterations: int, rng: random.Random) -> list[float]:
-    """The means of ``iterations`` resamples (with replacement, of the same size) of sorted ``population``.
-
-    Scores with two values (pass/fail scorers) take a shortcut with the same distribution: a resample's
-    mean depends only on how many draws took the higher value, a Binomial(n, p) count, drawn by inverting
-    its cumulative distribution. That costs O(n + iterations log n) instead of O(n x iterations)."""
-    n = len(population)
-    low, high = population[0], population[-1]
-    if low == high:
-        return [low] * iterations
-    highs = n - bisect.bisect_right(population, low)
-    if population[n - highs] != high or population[n - highs - 1] != low:  # more than two values
-        return [math.fsum(rng.choices(population, k=n)) / n for _ in range(iterations)]
-    p = highs / n
-    log_p, log_q, log_n = math.log(p), math.log1p(-p), math.lgamma(n + 1)
-    cdf = list(itertools.accumulate(
-        math.exp(log_n - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * log_p + (n - k) * log_q)
-        for k in range(n + 1)))
-    counts = (min(bisect.bisect_left(cdf, rng.random() * cdf[-1]), n) for _ in range(iterations))
-    return [(low * (n - k) + high * k) / n for k in counts]
+CI_MIN_RESULTS = 10  # a skill's summary.confidenceInterval needs this many results, as in the original
