@@ -19,6 +19,7 @@ from ..formats._load import json_path
 from ..formats.benchmark import Task
 from ..results import Score
 from .assertions import regex_flags
+from .node import NODE_SUFFIXES, NodeScorer
 
 __all__ = ["SCORERS", "ScoringContext", "Scorer", "answer_of", "as_text", "get_scorer", "scorer",
            "scorer_type_of"]
@@ -254,6 +255,10 @@ def json_schema(output: Any, task: Task, options: dict[str, Any], ctx: ScoringCo
 def _load_custom(path: Path, ctx: ScoringContext) -> Callable[..., Any]:
     key = ("custom", path)
     fn = ctx._cache.get(key)
+    if fn is None and path.suffix in NODE_SUFFIXES:  # a JavaScript scorer written for the original
+        node = NodeScorer(path)
+        node.load()
+        fn = ctx._cache[key] = node
     if fn is None:
         spec = importlib.util.spec_from_file_location(f"eval_skills_custom_{abs(hash(path))}", path)
         if spec is None or spec.loader is None:
@@ -282,12 +287,17 @@ def _unit(value: Any) -> float:
 
 
 def custom_scorer_path(task: Task, base_dir: Path | None) -> Path:
-    """The custom scorer file of a task, which must stay inside the task file's folder."""
+    """The custom scorer file of a task, which must stay inside the task file's folder (or, when it is not
+    there, inside the current folder, from where the original eval-skills resolves it)."""
     raw = task.expectedOutput.customScorerPath
     if not raw:
         raise InputError("custom scorer needs expectedOutput.customScorerPath", field=f"task {task.id}")
     base = (base_dir or Path.cwd()).resolve()
     path = (base / raw).resolve()
+    if not path.exists():  # the original resolves it from the current folder: so may we, inside that folder
+        here = Path.cwd().resolve()
+        if (here / raw).resolve().is_file() and (here / raw).resolve().is_relative_to(here):
+            base, path = here, (here / raw).resolve()
     if not path.is_relative_to(base):
         raise InputError(f"customScorerPath {raw!r} leaves the benchmark's folder", field=f"task {task.id}",
                          hint="keep custom scorers beside the benchmark file")
@@ -306,6 +316,8 @@ def custom(output: Any, task: Task, options: dict[str, Any], ctx: ScoringContext
     expected = task.expectedOutput.model_dump(by_alias=True, exclude_none=True)
     try:
         verdict = fn(output, expected, task.model_dump(by_alias=True))
+    except ScorerError:
+        raise
     except Exception as exc:
         raise ScorerError(f"custom scorer raised {type(exc).__name__}: {exc}") from None
     if isinstance(verdict, bool):
