@@ -147,6 +147,16 @@ def test_http_request_template_runs_with_its_retries_below_the_flag(tmp_path, se
     assert report["taskResults"][0]["status"] == "error" and "HTTP 503" in report["taskResults"][0]["error"]
 
 
+def test_an_http_task_without_input_data_sends_no_input(tmp_path, server):
+    skill = create_skill(tmp_path, "web", "http_request", base_url=f"http://127.0.0.1:{server.server_address[1]}")
+    (tmp_path / "tasks.json").write_text(json.dumps([{"id": "bare", "prompt": "Say hello.",
+                                                      "expectedOutput": {"type": "contains", "keywords": ["seen"]}}]))
+    out = cli("eval", "--skills", skill, "--tasks", tmp_path / "tasks.json", "--no-store", "--output-dir",
+              tmp_path / "r", "--format", "json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert server.requests == [("POST", "/invoke", {"skillId": "web", "version": "0.1.0"})]
+
+
 def test_http_method_get_sends_the_input_as_query_parameters(tmp_path, server):
     url = f"http://127.0.0.1:{server.server_address[1]}"
     skill = create_skill(tmp_path, "api", "http_request", base_url=url)
