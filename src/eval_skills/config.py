@@ -17,7 +17,7 @@ from .errors import InputError
 from .formats._load import validate
 
 PROJECT_CONFIG = "eval-skills.config.yaml"
-REPORT_FORMATS = ("json", "markdown", "md", "html", "csv")
+REPORT_FORMATS = ("json", "markdown", "md", "html", "csv", "junit", "xml")
 
 
 def user_config_path() -> Path:
@@ -51,7 +51,7 @@ class Config(BaseModel):
     def _known_formats(cls, value: list[str]) -> list[str]:
         unknown = [f for f in value if f not in REPORT_FORMATS]
         if unknown:
-            raise ValueError(f"unknown report format {unknown[0]!r}; use json, markdown, html or csv")
+            raise ValueError(f"unknown report format {unknown[0]!r}; use json, markdown, html, csv or junit")
         return value
 
 
