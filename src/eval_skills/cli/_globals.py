@@ -114,3 +114,12 @@ def group(name: str, help_text: str) -> Callable[[Callable[..., Any]], GlobalsGr
         return grp
 
     return make
+
+
+def make_console() -> Any:
+    """A rich console for tables: the terminal's width, or a wide one when the output is piped."""
+    import sys
+
+    from rich.console import Console
+
+    return Console(highlight=False) if sys.stdout.isatty() else Console(highlight=False, width=200)

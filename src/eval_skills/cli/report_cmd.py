@@ -16,7 +16,7 @@ from ._globals import group
 CONVERT_FORMATS = ("markdown", "html", "csv", "junit", "json")
 
 
-def _write(path: Path, text: str) -> None:
+def write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file, so a reader never sees half a file."""
     if path.is_dir():
         raise InputError("is a folder, expected a file name", file=str(path), hint="check --output")
@@ -49,7 +49,7 @@ def convert_command(input_path: Path, fmt: str, output: Path | None) -> None:
     target = output or input_path.with_suffix(f".{EXTENSIONS[name]}")
     if target.resolve() == input_path.resolve():
         raise InputError("would replace the input report", file=str(target), hint="pass another --output")
-    _write(target, render(reports, name))
+    write_text(target, render(reports, name))
     click.echo(f"wrote {target}")
 
 
@@ -76,7 +76,7 @@ def diff_command(report_a: Path, report_b: Path, label_a: str | None, label_b: s
     markdown = render_diff_markdown(diff, label_a, label_b)
     if output is not None:
         as_file = output.suffix.lower() == ".json"
-        _write(output, json.dumps(document, indent=2, ensure_ascii=False) + "\n" if as_file else markdown)
+        write_text(output, json.dumps(document, indent=2, ensure_ascii=False) + "\n" if as_file else markdown)
     if as_json:
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))
     elif output is None:
