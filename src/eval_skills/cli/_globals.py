@@ -46,6 +46,7 @@ def _no_color(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
     if value:
         ctx.color = False
         os.environ["NO_COLOR"] = "1"  # rich and most terminal libraries honour it
+        os.environ.pop("FORCE_COLOR", None)
     return value
 
 
