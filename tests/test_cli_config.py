@@ -28,6 +28,9 @@ def test_set_get_list_with_dot_notation(home: Path, tmp_path: Path) -> None:
     assert run("config", "get", "llm.model", cwd=tmp_path).stdout == "gpt-4o\n"
     assert run("config", "get", "llm.temperature", "--json", cwd=tmp_path).stdout == "0\n"
     assert run("config", "get", "timeoutMs", cwd=tmp_path).stdout == "30000\n"  # a default
+    unset = run("config", "get", "llm.provider", cwd=tmp_path)
+    assert unset.exit_code == 0 and unset.stdout == "" and "llm.provider is not set" in unset.stderr
+    assert run("config", "get", "llm.provider", "--json", cwd=tmp_path).stdout == "null\n"
     listed = json.loads(run("--json", "config", "list", cwd=tmp_path).stdout)
     user = str(home / ".eval-skills" / "config.yaml")
     assert listed["concurrency"] == {"value": 8, "source": user}
@@ -46,7 +49,6 @@ def test_set_get_list_with_dot_notation(home: Path, tmp_path: Path) -> None:
     (["set", "concurrency", "many"], "concurrency"),
     (["set", "format", "pdf"], "format"),
     (["get", "nope"], "unknown config key 'nope'"),
-    (["get", "llm.model"], "llm.model is not set"),
 ])
 def test_bad_keys_and_values_are_exit_2_and_write_nothing(home: Path, tmp_path: Path, args: list[str],
                                                           message: str) -> None:

@@ -9,7 +9,6 @@ from typing import Any
 import click
 
 from ..config import check_key, config_layers, effective_settings, lookup, set_user_value, user_config_path
-from ..errors import InputError
 from ._globals import group
 
 
@@ -47,7 +46,8 @@ def config_list(config_path: str | None, as_json: bool) -> None:
 @click.option("-c", "--config", "config_path", help="Config file [default: ./eval-skills.config.yaml].")
 @click.option("--json", "as_json", is_flag=True, help="Print the value as JSON.")
 def config_get(key: str, config_path: str | None, as_json: bool) -> None:
-    """Print one value (dot notation: llm.model). A key that is not set is exit 2."""
+    """Print one value (dot notation: llm.model). A known key that is not set prints nothing (null with
+    --json) and says so on stderr; an unknown key is exit 2."""
     parts = check_key(key)
     found, value = False, None
     for _, data in config_layers(_path(config_path)):  # the highest layer that has it wins
@@ -55,7 +55,10 @@ def config_get(key: str, config_path: str | None, as_json: bool) -> None:
         if hit:
             found, value = True, item
     if not found:
-        raise InputError(f"{key} is not set", field=key, hint=f"set it with: eval-skills config set {key} VALUE")
+        click.echo(f"{key} is not set (set it with: eval-skills config set {key} VALUE)", err=True)
+        if as_json:
+            click.echo("null")
+        return
     click.echo(json.dumps(value, ensure_ascii=False) if as_json else _show(value))
 
 
