@@ -155,3 +155,14 @@ def test_regressions_threshold_by_hand() -> None:
                         [skill_report("x", 0.8), skill_report("y", 0.6)])
     assert regressions(diff, 0.05) == [("x", pytest.approx(0.1))]
     assert regressions(diff, 0.1) == []
+
+
+def test_convert_survives_lone_surrogates_from_an_old_file(tmp_path: Path) -> None:
+    source = tmp_path / "odd.json"
+    source.write_text('[{"skillId": "s", "taskResults": [{"taskId": "t", "status": "fail", '
+                      '"output": "\\ud800 bad", "reason": "\\udfff"}]}]')
+    for fmt in ("html", "markdown", "csv", "junit"):
+        out = run("report", "convert", "--input", source, "--format", fmt, "--output", tmp_path / f"out.{fmt}")
+        assert out.exit_code == 0, out.output
+        text = (tmp_path / f"out.{fmt}").read_text(encoding="utf-8")  # valid UTF-8: the surrogates became "?"
+        assert "? bad" in text if fmt != "markdown" else "| t |  | fail | n/a | ? |" in text

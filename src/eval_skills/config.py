@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ._atomic import write_atomic
 from .errors import InputError
 from .formats._load import validate
 
@@ -186,7 +187,5 @@ def set_user_value(dotted: str, raw: str) -> Path:
     except InputError as exc:  # a wrong type: name the key and the value; nothing is written
         raise InputError(f"{exc.problem} (got {raw!r})", field=dotted, hint="nothing was written") from None
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
     return path

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._atomic import write_atomic
 from ..errors import InputError
 from ..formats._load import validate
 from ..formats.benchmark import Benchmark, builtin_benchmark_ids, load_benchmark_file, resolve_benchmark
@@ -67,10 +67,5 @@ def write_benchmark(data: dict[str, Any], target: Path, *, force: bool = False) 
     if target.exists() and not force:
         raise InputError("already exists", file=str(target), hint="pass --force to replace it, or --output")
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_atomic(target, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     return target

@@ -110,7 +110,7 @@ def group(name: str, help_text: str) -> Callable[[Callable[..., Any]], GlobalsGr
     """``@group("report", "...")``: a GlobalsGroup that takes the global options itself too."""
 
     def make(fn: Callable[..., Any]) -> GlobalsGroup:
-        grp = GlobalsGroup(name, callback=fn, help=help_text)
+        grp = GlobalsGroup(name, callback=fn, help=help_text, no_args_is_help=False)
         add_global_options(grp)
         return grp
 

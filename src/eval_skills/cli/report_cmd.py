@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import click
 
+from .._atomic import write_atomic
 from ..errors import InputError
 from ..reports import EXTENSIONS, load_report_file, normalize_formats, render
 from . import EXIT_GATE_FAILED
@@ -22,12 +22,7 @@ def write_text(path: Path, text: str) -> None:
         raise InputError("is a folder, expected a file name", file=str(path), hint="check --output")
     if not path.parent.is_dir():
         raise InputError("its folder does not exist", file=str(path), hint="create the folder or check --output")
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8", newline="")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_atomic(path, text)
 
 
 @group("report", "Convert a report to another format, or compare two reports.")

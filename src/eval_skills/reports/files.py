@@ -77,7 +77,7 @@ def publish_file(text: str, target: Path) -> None:
     tmp = target.with_name(f".{target.name}.{os.urandom(4).hex()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as for any file
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="replace", newline="") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
