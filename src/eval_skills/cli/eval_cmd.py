@@ -81,7 +81,7 @@ def _summary_table(reports: list[dict[str, Any]]) -> Any:
               help="Repeat the benchmark N times (consistency needs 2 or more).")
 @click.option("--evaluator", default="exact", show_default=True, help="Default scorer type.")
 @click.option("--format", "formats", multiple=True,
-              help="Report formats: json markdown html csv [default: json markdown].")
+              help="Report formats: json markdown html csv junit [default: json markdown].")
 @click.option("--output-dir", type=click.Path(path_type=Path), default=Path("./reports"), show_default=True,
               help="Folder for the eval-result-<timestamp>.<ext> report files.")
 @click.option("--exit-on-fail", is_flag=True, help="Exit 1 when a skill's completion rate is below --min-completion.")
@@ -104,29 +104,11 @@ def _summary_table(reports: list[dict[str, Any]]) -> Any:
 @click.pass_context
 def eval_command(ctx: click.Context, **params: Any) -> None:
     """Evaluate tool skills on a benchmark: skills x tasks x runs, scored, stored and reported."""
-    from ..formats.benchmark import load_tasks_file, resolve_benchmark
     from ..formats.skill import load_skills
-    from ..plan import build_plan
-    from ..runner import RunSettings
 
     config = load_config(params["config_path"])
     opts = resolve_settings(ctx, params, config)
-    skills = load_skills(list(params["skills"]))
-    if params["tasks_file"] is not None:
-        benchmark = load_tasks_file(params["tasks_file"])
-    else:
-        benchmark = resolve_benchmark(opts["benchmark"], opts["benchmarks_dirs"])
-    source = benchmark.source
-    plan = build_plan(skills, benchmark, runs=opts["runs"], default_evaluator=opts["evaluator"],
-                      base_dir=source.parent if source else None,
-                      benchmark_file=str(source) if source else None, strict_input=params["strict_input"])
-    settings = RunSettings(concurrency=opts["concurrency"], timeout_ms=opts["timeout"], retries=opts["retries"],
-                           backoff_ms=params["backoff"], timeout_override_ms=opts["timeout_override"],
-                           retries_override=opts["retries_override"])
-    if not params["no_store"]:
-        from ..store.original import refuse_original_store
-
-        refuse_original_store(Path(opts["store"]))
+    plan, settings = prepare_evaluation(load_skills(list(params["skills"])), opts, params)
     if params["dry_run"]:
         from ..adapters import create_adapter
         from ..reports import prepare_output_dir
@@ -148,7 +130,7 @@ def eval_command(ctx: click.Context, **params: Any) -> None:
             console.print(f"report: {path}", highlight=False)
         if outcome.evaluation_id:
             console.print(f"stored as evaluation {outcome.evaluation_id} in {opts['store']}", highlight=False)
-        _warn_inputs(outcome.reports)
+        warn_inputs(outcome.reports)
     if outcome.interrupted:
         click.echo(f"interrupted: {len(outcome.results)} of {plan.total} items finished and were recorded",
                    err=True)
@@ -162,7 +144,32 @@ def eval_command(ctx: click.Context, **params: Any) -> None:
             sys.exit(EXIT_GATE_FAILED)
 
 
-def _warn_inputs(reports: list[dict[str, Any]]) -> None:
+def prepare_evaluation(skills: list[Any], opts: dict[str, Any], params: dict[str, Any]) -> tuple[Any, Any]:
+    """The plan and run settings of an evaluation (shared by ``eval`` and ``run``); InputError if anything
+    in the skills, the benchmark or the settings is wrong."""
+    from ..formats.benchmark import load_tasks_file, resolve_benchmark
+    from ..plan import build_plan
+    from ..runner import RunSettings
+
+    if params["tasks_file"] is not None:
+        benchmark = load_tasks_file(params["tasks_file"])
+    else:
+        benchmark = resolve_benchmark(opts["benchmark"], opts["benchmarks_dirs"])
+    source = benchmark.source
+    plan = build_plan(skills, benchmark, runs=opts["runs"], default_evaluator=opts["evaluator"],
+                      base_dir=source.parent if source else None,
+                      benchmark_file=str(source) if source else None, strict_input=params["strict_input"])
+    settings = RunSettings(concurrency=opts["concurrency"], timeout_ms=opts["timeout"], retries=opts["retries"],
+                           backoff_ms=params["backoff"], timeout_override_ms=opts["timeout_override"],
+                           retries_override=opts["retries_override"])
+    if not params["no_store"]:
+        from ..store.original import refuse_original_store
+
+        refuse_original_store(Path(opts["store"]))
+    return plan, settings
+
+
+def warn_inputs(reports: list[dict[str, Any]]) -> None:
     """One line naming the skills whose task inputs did not match their inputSchema (sent anyway)."""
     counts = [(r["skillId"], r["summary"].get("inputWarnings") or 0) for r in reports]
     counts = [(skill, n) for skill, n in counts if n]
