@@ -221,3 +221,25 @@ def test_the_original_store_in_the_folder_is_refused_in_one_line_before_anything
     other = cli("eval", "--skills", ORIGINAL / "calculator", "--benchmark", ORIGINAL / "coding-easy.json",
                 "--store", tmp_path / "new.db", "--format", "json", cwd=tmp_path)
     assert other.returncode == 0, other.stderr
+
+
+def test_report_convert_and_diff_show_the_numbers_of_the_originals_reports(tmp_path):
+    before = json.loads((ORIGINAL / "report.json").read_text())
+    after = json.loads(json.dumps(before))
+    after[0]["taskResults"][3] = {**after[0]["taskResults"][3], "status": "pass", "score": 1, "error": None}
+    after[0]["summary"]["completionRate"] = 0.75
+    (tmp_path / "before.json").write_text(json.dumps(before))
+    (tmp_path / "after.json").write_text(json.dumps(after))
+    out = cli("report", "convert", "--input", tmp_path / "before.json", "--format", "markdown", "--output",
+              tmp_path / "before.md", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    markdown = (tmp_path / "before.md").read_text()
+    assert "4 tasks, 1 run(s): 2 passed, 1 failed, 1 errors, 0 timeouts." in markdown and "n/a tasks" not in markdown
+    diff = cli("report", "diff", tmp_path / "before.json", tmp_path / "after.json", "--json", cwd=tmp_path)
+    assert diff.returncode == 0, diff.stderr
+    result = json.loads(diff.stdout)
+    assert result["skills"][0]["metrics"]["completionRate"] == {"a": 0.5, "b": 0.75, "delta": 0.25,
+                                                                "verdict": "better"}
+    # the result without a runId is matched as run 1, and is not "on one side only"
+    assert [(c["taskId"], c["runId"], c["change"]) for c in result["taskChanges"]] == [
+        ("coding_004", "1", "newly passing")]
