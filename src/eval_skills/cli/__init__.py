@@ -17,6 +17,7 @@ from .._version import __version__
 COMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("eval_cmd:eval_command", "Evaluate tool skills on a benchmark."),
     "fixtures": ("fixtures_cmd:fixtures_command", "Check instruction skills' worked examples or answers."),
+    "view": ("view_cmd:view_command", "Review outputs side by side and write feedback (serves a page)."),
 }
 
 EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
