@@ -112,9 +112,9 @@ class WorkspaceSource:
         bench, problem = self._cache.get(path / "benchmark.json", Benchmark, self.shown(path / "benchmark.json"))
         return bench, problem
 
-    def scan(self) -> list[CaseRef]:
+    def scan(self, *, runs: bool = True) -> list[CaseRef]:
         path = self.ws.iteration_path
-        return scan_iteration(path) if path is not None else []
+        return scan_iteration(path, runs=runs) if path is not None else []
 
     def run_ids(self) -> list[str]:
         return [run.run_id for case in self.scan() for run in case.runs]
@@ -132,7 +132,7 @@ class WorkspaceSource:
         bench, _ = self.benchmark()
         rates = mean_pass_rates(bench.runs) if bench else {}
         entries = []
-        for case in self.scan():
+        for case in self.scan(runs=False):
             marks = []
             for arm in case.arms:
                 rate = rates.get(case.key, {}).get(arm)

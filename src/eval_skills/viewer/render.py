@@ -34,18 +34,27 @@ def _cut(text: str, limit: int) -> tuple[str, int]:
     return (text, 0) if len(text) <= limit else (text[:limit], len(text) - limit)
 
 
-def _lexer(language: str = "", filename: str = "", code: str = "") -> Any:
+@lru_cache(maxsize=256)
+def _lexer(language: str = "", suffix: str = "") -> Any:
+    """A Pygments lexer by language name, else by file name suffix, else plain text (lexers are reused)."""
     from pygments.lexers import TextLexer, get_lexer_by_name, get_lexer_for_filename
     from pygments.util import ClassNotFound
 
     try:
         if language:
             return get_lexer_by_name(language.lower(), stripnl=False)
-        if filename:
-            return get_lexer_for_filename(filename, code, stripnl=False)
+        if suffix:
+            return get_lexer_for_filename(f"file{suffix}", stripnl=False)
     except ClassNotFound:
         pass
     return TextLexer(stripnl=False)
+
+
+@lru_cache(maxsize=1)
+def _formatter() -> Any:
+    from pygments.formatters import HtmlFormatter
+
+    return HtmlFormatter(nowrap=True)
 
 
 def _highlight_inner(code: str, language: str = "", filename: str = "") -> str:
@@ -53,9 +62,9 @@ def _highlight_inner(code: str, language: str = "", filename: str = "") -> str:
     if len(code) > HIGHLIGHT_LIMIT:
         return str(escape(code))
     from pygments import highlight as pyg_highlight
-    from pygments.formatters import HtmlFormatter
 
-    return pyg_highlight(code, _lexer(language, filename, code[:4096]), HtmlFormatter(nowrap=True))
+    suffix = Path(filename).suffix.lower() if filename and not language else ""
+    return pyg_highlight(code, _lexer(language[:40], suffix[:20]), _formatter())
 
 
 def highlight(code: str, *, language: str = "", filename: str = "") -> Markup:
@@ -99,6 +108,15 @@ def markdown_html(text: str) -> Markup:
     if more:
         html += f'<p class="cut">… {more:,} more characters not shown</p>'
     return Markup(html)
+
+
+def warm_up() -> None:
+    """Load what the first case needs (parsers, lexers, templates), so the first view pays none of it."""
+    markdown_html("# warm\n\n```python\nx = 1\n```\n")
+    highlight("{}", language="json")
+    for name in ("page.html.j2", "case.html.j2", "benchmark.html.j2", "routing.html.j2", "tool_case.html.j2",
+                 "tool_benchmark.html.j2"):
+        templates().get_template(name)
 
 
 @lru_cache(maxsize=1)

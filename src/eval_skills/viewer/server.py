@@ -173,8 +173,11 @@ def create_app(source: Source, *, token: str) -> Starlette:
 
 def bind(port: int) -> socket.socket:
     """A listening socket on 127.0.0.1 (``port`` 0: a free one). InputError when the port is taken."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # proto IPPROTO_TCP, so asyncio sets TCP_NODELAY on each connection (with proto 0 it does not, and every
+    # response on a kept-alive connection waits 40 ms for a delayed ACK)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.bind((HOST, port))
         sock.listen(128)
     except OSError as exc:
@@ -188,7 +191,10 @@ def serve(source: Source, *, port: int = 0, ready: Callable[[str], None] | None 
     """Serve the page until interrupted; ``ready`` gets its address once it accepts connections."""
     import uvicorn
 
+    from .render import warm_up
+
     sock = bind(port)
+    warm_up()
     app = create_app(source, token=secrets.token_urlsafe(24))
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", server_header=False)
     server = uvicorn.Server(config)

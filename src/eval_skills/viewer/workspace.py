@@ -37,13 +37,12 @@ class RunRef:
 
 @dataclass(slots=True)
 class CaseRef:
+    """A case folder: its arms, and its runs when they were scanned."""
+
     key: str
     path: Path
+    arms: list[str] = field(default_factory=list)
     runs: list[RunRef] = field(default_factory=list)
-
-    @property
-    def arms(self) -> list[str]:
-        return sorted({run.arm for run in self.runs}, key=arm_order)
 
 
 def arm_order(arm: str) -> tuple[int, str]:
@@ -56,7 +55,7 @@ def case_sort_key(key: str) -> tuple[int, int, str]:
     return (0, int(key), "") if key.isdigit() else (1, 0, key)
 
 
-def _subdirs(path: Path) -> list[os.DirEntry[str]]:
+def _subdirs(path: Path | str) -> list[os.DirEntry[str]]:
     try:
         with os.scandir(path) as entries:
             return [entry for entry in entries if entry.is_dir(follow_symlinks=False)]
@@ -64,26 +63,32 @@ def _subdirs(path: Path) -> list[os.DirEntry[str]]:
         return []
 
 
-def scan_case(path: Path) -> CaseRef:
-    """The runs of one ``eval-<id>`` folder, ordered by run number, then arm."""
+def scan_case(path: Path, *, runs: bool = True) -> CaseRef:
+    """One ``eval-<id>`` folder: its arms and (unless ``runs`` is False) its runs, ordered by run number, then
+    arm. Without runs, an arm is any folder other than ``inputs`` and ``outputs``."""
     key = path.name.removeprefix("eval-")
     case = CaseRef(key=key, path=path)
+    arms = []
     for arm in _subdirs(path):
         if arm.name in NOT_ARMS:
             continue
-        for run in _subdirs(Path(arm.path)):
+        if not runs:
+            arms.append(arm.name)
+            continue
+        for run in _subdirs(arm.path):
             match = _RUN.fullmatch(run.name)
             if match:
                 case.runs.append(RunRef(key, arm.name, int(match.group(1)), Path(run.path)))
     case.runs.sort(key=lambda r: (r.number, arm_order(r.arm)))
+    case.arms = sorted(set(arms) if not runs else {r.arm for r in case.runs}, key=arm_order)
     return case
 
 
-def scan_iteration(path: Path) -> list[CaseRef]:
-    """Every ``eval-<id>`` case of an iteration folder that holds at least one run."""
-    cases = [scan_case(Path(entry.path)) for entry in _subdirs(path)
+def scan_iteration(path: Path, *, runs: bool = True) -> list[CaseRef]:
+    """Every ``eval-<id>`` case of an iteration folder that holds at least one arm (with ``runs``: one run)."""
+    cases = [scan_case(Path(entry.path), runs=runs) for entry in _subdirs(path)
              if entry.name.startswith("eval-") and len(entry.name) > 5]
-    cases = [case for case in cases if case.runs]
+    cases = [case for case in cases if case.arms]
     cases.sort(key=lambda c: case_sort_key(c.key))
     return cases
 
