@@ -206,3 +206,32 @@ def test_index_lists_cases_in_id_order(tmp_path):
     source = open_workspace_source(made.root)
     assert [c.key for c in source.cases()] == [str(n) for n in range(1, 12)]
     assert Path(source.feedback.path) == made.iteration / "feedback.json"
+
+
+def test_symlinks_out_of_the_workspace_are_not_read(tmp_path):
+    made = make_workspace(tmp_path / "ws", cases=1, runs=1, iterations=1, routing=False)
+    secret = tmp_path / "secret.md"
+    secret.write_text("TOP SECRET")
+    response = made.iteration / "eval-1" / "with_skill" / "run-1" / "outputs" / "response.md"
+    response.unlink()
+    response.symlink_to(secret)
+    (response.parent / "leak.txt").symlink_to(secret)
+    with served(open_workspace_source(made.root)) as url, httpx.Client(base_url=url) as client:
+        html = client.get("/api/case/1").json()["html"]
+        assert "TOP SECRET" not in html and "leak.txt" not in html
+        assert "outputs/response.md: leads outside the workspace (a symlink?), not read" in html
+        assert client.get("/api/case/1%00").status_code == 404
+
+
+def test_a_routing_only_workspace(tmp_path):
+    from review_data import make_routing
+
+    make_routing(tmp_path / "ws")
+    source = open_workspace_source(tmp_path / "ws" / "routing-1")
+    assert [t.name for t in source.tabs()] == ["routing"] and source.feedback is None
+    with served(source) as url, httpx.Client(base_url=url) as client:
+        page = client.get("/").text
+        assert 'id="panel-routing"' in page and 'id="panel-outputs"' not in page
+        assert "Triage this refund request" in client.get("/api/tab/routing").json()["html"]
+        assert client.get("/api/tab/benchmark").status_code == 404
+        assert client.post("/api/status", headers=WRITE, json={"status": "complete"}).status_code == 404

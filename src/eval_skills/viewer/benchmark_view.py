@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from ..formats.workspace import ArmSummary, BenchmarkRun, Grading, RunResult, Timing
-from .files import read_model
 from .paired_view import Comparisons, arm_label, mean_pass_rates
 from .render import fixed, number, pct, points
 from .workspace import CaseRef, arm_order, case_sort_key
@@ -34,8 +33,8 @@ def runs_from_folders(src: WorkspaceSource, cases: list[CaseRef]) -> list[Benchm
     runs = []
     for case in cases:
         for ref in case.runs:
-            grading, _ = read_model(ref.path / "grading.json", Grading, src.shown(ref.path / "grading.json"))
-            timing, _ = read_model(ref.path / "timing.json", Timing, src.shown(ref.path / "timing.json"))
+            grading, _ = src.read.model(ref.path / "grading.json", Grading)
+            timing, _ = src.read.model(ref.path / "timing.json", Timing)
             result = RunResult(time_seconds=timing.total_duration_seconds if timing else None,
                                tokens=timing.total_tokens if timing else None)
             if grading is None or grading.error:
@@ -145,7 +144,7 @@ def benchmark_context(src: WorkspaceSource) -> dict[str, Any]:
     counts = {arm: sum(1 for r in runs if r.configuration == arm) for arm in arms}
     ab_cases = []
     for case in cases:
-        found, p = read_model(case.path / "comparison.json", Comparisons, src.shown(case.path / "comparison.json"))
+        found, p = src.read.model(case.path / "comparison.json", Comparisons)
         problems += [p] if p else []
         ab_cases += [(case.key, c) for c in (found.comparisons if found else [])]
     metadata = bench.metadata if bench else {}

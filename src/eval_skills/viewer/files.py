@@ -17,7 +17,8 @@ from ..errors import InputError
 from ..formats._load import read_json, validate
 from ..formats.workspace import TranscriptEvent
 
-__all__ = ["IMAGE_TYPES", "FileEntry", "inside", "list_files", "read_model", "read_text", "read_transcript"]
+__all__ = ["IMAGE_TYPES", "FileEntry", "Reader", "inside", "list_files", "read_model", "read_text",
+           "read_transcript"]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -91,6 +92,37 @@ def read_transcript(path: Path, shown_as: str, limit: int = EVENT_LIMIT) -> tupl
     if bad > 1:
         problems.append(f"{shown_as}: {bad} lines in all are not transcript events")
     return events, problems
+
+
+class Reader:
+    """Reads the files below ``root`` only (a symlink out is a problem, not read), naming them relative to
+    ``root`` in the problems it reports."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.resolve()
+
+    def shown(self, path: Path) -> str:
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return path.name
+
+    def _outside(self, path: Path) -> str | None:
+        if path.exists() and not inside(self.root, path):
+            return f"{self.shown(path)}: leads outside the workspace (a symlink?), not read"
+        return None
+
+    def text(self, path: Path, limit: int = TEXT_LIMIT) -> tuple[str | None, str | None]:
+        problem = self._outside(path)
+        return (None, problem) if problem else read_text(path, limit)
+
+    def model(self, path: Path, model: type[M]) -> tuple[M | None, str | None]:
+        problem = self._outside(path)
+        return (None, problem) if problem else read_model(path, model, self.shown(path))
+
+    def transcript(self, path: Path, limit: int = EVENT_LIMIT) -> tuple[list[Any], list[str]]:
+        problem = self._outside(path)
+        return ([], [problem]) if problem else read_transcript(path, self.shown(path), limit)
 
 
 @dataclass(frozen=True, slots=True)

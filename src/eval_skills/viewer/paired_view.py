@@ -22,7 +22,7 @@ from ..formats.workspace import (
     Timing,
 )
 from .feedback import FEEDBACK_FILE, FeedbackFile, load_feedback
-from .files import inside, list_files, read_model, read_text, read_transcript
+from .files import Reader, inside, list_files
 from .render import templates
 from .source import CaseEntry, Mark, Tab, file_view
 from .workspace import CaseRef, RunRef, Workspace, arm_order, scan_case, scan_iteration
@@ -58,10 +58,11 @@ def mean_pass_rates(runs: list[BenchmarkRun]) -> dict[str, dict[str, float | Non
 class _Cached:
     """A JSON file read into a model once per change of its size or modification time."""
 
-    def __init__(self) -> None:
+    def __init__(self, reader: Reader) -> None:
+        self._reader = reader
         self._seen: dict[Path, tuple[tuple[int, int], Any, str | None]] = {}
 
-    def get(self, path: Path, model: type[BaseModel], shown_as: str) -> tuple[Any, str | None]:
+    def get(self, path: Path, model: type[BaseModel]) -> tuple[Any, str | None]:
         try:
             st = path.stat()
             stamp = (st.st_mtime_ns, st.st_size)
@@ -69,7 +70,7 @@ class _Cached:
             return None, None
         seen = self._seen.get(path)
         if seen is None or seen[0] != stamp:
-            value, problem = read_model(path, model, shown_as)
+            value, problem = self._reader.model(path, model)
             seen = (stamp, value, problem)
             self._seen[path] = seen
         return seen[1], seen[2]
@@ -81,7 +82,8 @@ class WorkspaceSource:
     def __init__(self, workspace: Workspace) -> None:
         self.ws = workspace
         self.root = workspace.root
-        self._cache = _Cached()
+        self.read = Reader(self.root)
+        self._cache = _Cached(self.read)
         iteration = workspace.iteration_path
         self.feedback = (FeedbackFile(iteration / FEEDBACK_FILE, self.run_ids) if iteration is not None
                          else None)
@@ -98,18 +100,11 @@ class WorkspaceSource:
 
     # ---- reading ---------------------------------------------------------------------------------
 
-    def shown(self, path: Path) -> str:
-        """A path as shown on the page: relative to the workspace."""
-        try:
-            return path.relative_to(self.root).as_posix()
-        except ValueError:
-            return path.name
-
     def benchmark(self) -> tuple[Benchmark | None, str | None]:
         path = self.ws.iteration_path
         if path is None:
             return None, None
-        bench, problem = self._cache.get(path / "benchmark.json", Benchmark, self.shown(path / "benchmark.json"))
+        bench, problem = self._cache.get(path / "benchmark.json", Benchmark)
         return bench, problem
 
     def scan(self, *, runs: bool = True) -> list[CaseRef]:
@@ -165,7 +160,7 @@ class WorkspaceSource:
 
     def case_html(self, key: str, *, static: bool) -> str | None:
         iteration = self.ws.iteration_path
-        if iteration is None or not key or "/" in key or "\\" in key or key in (".", ".."):
+        if iteration is None or not key or any(c in key for c in "/\\\0") or key in (".", ".."):
             return None
         folder = iteration / f"eval-{key}"
         if not folder.is_dir() or folder.is_symlink():
@@ -176,12 +171,10 @@ class WorkspaceSource:
 
     def case_context(self, case: CaseRef, *, static: bool) -> dict[str, Any]:
         problems: list[str] = []
-        meta, problem = read_model(case.path / EVAL_METADATA_FILE, EvalMetadata,
-                                   self.shown(case.path / EVAL_METADATA_FILE))
+        meta, problem = self.read.model(case.path / EVAL_METADATA_FILE, EvalMetadata)
         problems += [problem] if problem else []
         fixtures, more = list_files(case.path / INPUTS_DIR, self.root)
-        comparisons, problem = read_model(case.path / "comparison.json", Comparisons,
-                                          self.shown(case.path / "comparison.json"))
+        comparisons, problem = self.read.model(case.path / "comparison.json", Comparisons)
         problems += [problem] if problem else []
         previous = self._previous_feedback()
         arms = case.arms
@@ -219,14 +212,14 @@ class WorkspaceSource:
 
     def run_context(self, run: RunRef, previous_feedback: dict[str, str], *, static: bool) -> dict[str, Any]:
         base, problems = run.path, []
-        response, problem = read_text(base / "outputs" / "response.md")
+        response, problem = self.read.text(base / "outputs" / "response.md")
         problems += [problem] if problem else []
         outputs, more = list_files(base / "outputs", self.root, skip=frozenset({"response.md"}))
-        grading, problem = read_model(base / "grading.json", Grading, self.shown(base / "grading.json"))
+        grading, problem = self.read.model(base / "grading.json", Grading)
         problems += [problem] if problem else []
-        timing, problem = read_model(base / "timing.json", Timing, self.shown(base / "timing.json"))
+        timing, problem = self.read.model(base / "timing.json", Timing)
         problems += [problem] if problem else []
-        events, event_problems = read_transcript(base / "transcript.jsonl", self.shown(base / "transcript.jsonl"))
+        events, event_problems = self.read.transcript(base / "transcript.jsonl")
         problems += event_problems
         error = grading.error if grading is not None else None
         if not error and timing is not None:
@@ -240,7 +233,7 @@ class WorkspaceSource:
         previous = self.ws.previous_path
         if previous is not None:
             old = previous / base.relative_to(self.ws.iteration_path or base)
-            old_response, _ = read_text(old / "outputs" / "response.md") if inside(self.root, old) else (None, None)
+            old_response, _ = self.read.text(old / "outputs" / "response.md")
             old_feedback = previous_feedback.get(run.run_id, "")
             if old_response is not None or old_feedback:
                 context["previous"] = {"iteration": previous.name.removeprefix("iteration-"),

@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..formats.workspace import RoutingResults
-from .files import read_model, read_transcript
 
 if TYPE_CHECKING:
     from .paired_view import WorkspaceSource
@@ -22,10 +21,10 @@ BAR_W = 160
 def routing_context(src: WorkspaceSource) -> dict[str, Any]:
     folder = src.ws.routing_path
     assert folder is not None
-    results, problem = read_model(folder / ROUTING_FILE, RoutingResults, src.shown(folder / ROUTING_FILE))
+    results, problem = src.read.model(folder / ROUTING_FILE, RoutingResults)
     problems = [problem] if problem else []
     if results is None and problem is None:
-        problems.append(f"{src.shown(folder / ROUTING_FILE)}: not found (the routing run did not finish?)")
+        problems.append(f"{src.read.shown(folder / ROUTING_FILE)}: not found (the routing run did not finish?)")
     queries = []
     for index, query in enumerate(results.queries if results else [], 1):
         runs = []
@@ -33,7 +32,7 @@ def routing_context(src: WorkspaceSource) -> dict[str, Any]:
         for k in range(1, max(query.runs, 0) + 1):
             path = qdir / f"run-{k}" / "transcript.jsonl"
             if path.exists():
-                events, found = read_transcript(path, src.shown(path), TRANSCRIPT_EVENTS)
+                events, found = src.read.transcript(path, TRANSCRIPT_EVENTS)
                 runs.append({"number": k, "events": events, "problems": found})
         rate = query.trigger_rate
         ci = query.trigger_rate_ci if query.trigger_rate_ci and len(query.trigger_rate_ci) == 2 else None
@@ -46,6 +45,6 @@ def routing_context(src: WorkspaceSource) -> dict[str, Any]:
     metrics = results.metrics if results else None
     by_type = sorted((metrics.by_invocation_type or {}).items()) if metrics else []
     return {"results": results, "problems": problems, "queries": queries, "metrics": metrics, "by_type": by_type,
-            "bar_w": BAR_W, "folder": src.shown(folder),
+            "bar_w": BAR_W, "folder": src.read.shown(folder),
             "facts": [(k, v) for k, v in (results.metadata.items() if results else [])
                       if isinstance(v, str | int | float | bool) or v is None]}
