@@ -237,6 +237,7 @@ def test_feedback_is_saved_to_disk_and_loads_back(page, site, workspace, artifac
     page.click("#mark-complete")
     page.wait_for_selector("#review-status:text('review complete')")
     assert read(workspace.iteration / "feedback.json")["status"] == "complete"
+    page.locator(f'textarea[data-run="{run}"]').scroll_into_view_if_needed()
     page.screenshot(path=str(artifacts / "feedback.png"))
     page.click("#mark-complete")
     page.wait_for_selector("#review-status:text('review in progress')")

@@ -98,7 +98,9 @@
       return;
     }
     if (current !== index) return; // the reader moved on while this case loaded
+    const moved = box.dataset.case !== undefined;
     box.innerHTML = html;
+    if (moved) window.scrollTo(0, 0);
     box.dataset.case = key;
     for (const area of box.querySelectorAll("textarea[data-run]")) {
       area.value = texts[area.dataset.run] || "";
@@ -228,6 +230,11 @@
       event.returnValue = "";
     }
   });
+
+  const head = $("head");
+  const measure = () => document.documentElement.style.setProperty("--head-h", head.offsetHeight + "px");
+  measure();
+  window.addEventListener("resize", measure);
 
   if (fb) showStatus(status);
   const wanted = decodeURIComponent((location.hash.match(/^#case=(.*)$/) || [])[1] || "");
