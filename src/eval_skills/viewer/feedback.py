@@ -76,10 +76,7 @@ class FeedbackFile:
             raise InputError(f"feedback longer than {FEEDBACK_LIMIT:,} characters", field="feedback")
         with self._lock:
             self._check(run)
-            data = self._data.model_copy(deep=True)
-            known = {review.run_id for review in data.reviews}
-            data.reviews += [Review(run_id=r, feedback="", timestamp=None)
-                             for r in sorted(self._known - known)]
+            data = self._with_every_run()
             review = next(r for r in data.reviews if r.run_id == run)
             review.feedback, review.timestamp = text, _now()
             if data.status == "complete":
@@ -91,12 +88,16 @@ class FeedbackFile:
         if status not in STATUSES:
             raise InputError(f"status must be one of {', '.join(STATUSES)}", field="status")
         with self._lock:
-            data = self._data.model_copy(deep=True)
-            known = {review.run_id for review in data.reviews}
-            data.reviews += [Review(run_id=r, feedback="", timestamp=None)
-                             for r in sorted(self._known - known)]
+            data = self._with_every_run()
             data.status = status  # type: ignore[assignment]
             self._write(data)
+
+    def _with_every_run(self) -> Feedback:
+        """A copy of the reviews with an empty one added for each run that has none (as paired writes it)."""
+        data = self._data.model_copy(deep=True)
+        known = {review.run_id for review in data.reviews}
+        data.reviews += [Review(run_id=r, feedback="", timestamp=None) for r in sorted(self._known - known)]
+        return data
 
     def _write(self, data: Feedback) -> None:
         text = json.dumps(data.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"

@@ -23,7 +23,7 @@ from ..formats.workspace import (
 )
 from .feedback import FEEDBACK_FILE, FeedbackFile, load_feedback
 from .files import Reader, inside, list_files
-from .render import templates
+from .render import rate_class, templates
 from .source import CaseEntry, Mark, Tab, file_view
 from .workspace import CaseRef, RunRef, Workspace, arm_order, scan_case, scan_iteration
 
@@ -131,9 +131,8 @@ class WorkspaceSource:
             marks = []
             for arm in case.arms:
                 rate = rates.get(case.key, {}).get(arm)
-                css = "na" if rate is None else "good" if rate >= 0.8 else "bad" if rate < 0.5 else "mid"
                 text = "–" if rate is None else f"{rate * 100:.0f}%"
-                marks.append(Mark(text, css, f"{arm_label(arm)}: mean pass rate {text}"))
+                marks.append(Mark(text, rate_class(rate), f"{arm_label(arm)}: mean pass rate {text}"))
             entries.append(CaseEntry(case.key, case.key, marks))
         return entries
 

@@ -17,7 +17,7 @@ from ..formats.benchmark import Benchmark, Task, builtin_benchmark_ids, resolve_
 from ..reports.writers import _summary_row, load_report_file
 from .benchmark_view import bar_chart
 from .feedback import FeedbackFile
-from .render import templates
+from .render import rate_class, templates
 from .source import CaseEntry, Mark, Tab
 
 __all__ = ["Column", "ToolSource", "from_report_files", "from_store"]
@@ -97,9 +97,8 @@ class ToolSource:
             marks = []
             for column in self.columns:
                 rate = self._pass_rate(column, task)
-                css = "na" if rate is None else "good" if rate >= 0.8 else "bad" if rate < 0.5 else "mid"
                 text = "–" if rate is None else f"{rate * 100:.0f}%"
-                marks.append(Mark(text, css, f"{column.label}: {text} of runs passed"))
+                marks.append(Mark(text, rate_class(rate), f"{column.label}: {text} of runs passed"))
             entries.append(CaseEntry(task, task, marks))
         return entries
 
