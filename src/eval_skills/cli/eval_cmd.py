@@ -118,12 +118,15 @@ def eval_command(ctx: click.Context, **params: Any) -> None:
                            backoff_ms=params["backoff"], timeout_override_ms=opts["timeout_override"])
     if params["dry_run"]:
         from ..adapters import create_adapter
+        from ..preflight import dry_run_notes
         from ..reports import prepare_output_dir
 
-        for skill in plan.skills:
-            create_adapter(skill)  # checks adapter settings (type, command, token variable); starts nothing
+        # adapter settings (type, command, token variable), then what needs the skill: a server started and
+        # its tools listed, a module imported; all stopped again
+        adapters = {skill.id: create_adapter(skill) for skill in plan.skills}
+        notes = asyncio.run(dry_run_notes(plan, adapters))
         prepare_output_dir(opts["output_dir"], opts["formats"], create=False)
-        _print_plan(plan, settings, opts, params["as_json"])
+        _print_plan(plan, settings, opts, params["as_json"], notes)
         return
     outcome = _run(plan, settings, opts, params)
     if params["as_json"]:
@@ -150,7 +153,7 @@ def eval_command(ctx: click.Context, **params: Any) -> None:
             sys.exit(EXIT_GATE_FAILED)
 
 
-def _print_plan(plan: Any, settings: Any, opts: dict[str, Any], as_json: bool) -> None:
+def _print_plan(plan: Any, settings: Any, opts: dict[str, Any], as_json: bool, notes: dict[str, list[str]]) -> None:
     doc = {
         "skills": [{"id": s.id, "version": s.manifest.version, "adapterType": s.manifest.adapterType,
                     "path": str(s.path), "persistent": s.adapter.persistent} for s in plan.skills],
@@ -158,6 +161,7 @@ def _print_plan(plan: Any, settings: Any, opts: dict[str, Any], as_json: bool) -
         "runs": plan.runs, "totalItems": plan.total, "concurrency": settings.concurrency,
         "timeoutMs": settings.timeout_ms, "retries": settings.retries,
         "inputMismatches": len(plan.input_problems),
+        "preflight": notes,
     }
     if as_json:
         click.echo(json.dumps(doc, indent=2))
@@ -166,6 +170,8 @@ def _print_plan(plan: Any, settings: Any, opts: dict[str, Any], as_json: bool) -
                f"{plan.benchmark.version}: {len(plan.tasks)} tasks")
     for s in doc["skills"]:
         click.echo(f"skill {s['id']} {s['version']} ({s['adapterType']}) {s['path']}")
+        for line in notes.get(s["id"], []):
+            click.echo(f"  {line}")
     click.echo(f"{len(plan.skills)} skills x {len(plan.tasks)} tasks x {plan.runs} runs = {plan.total} items")
     if plan.input_problems:
         click.echo(f"{len(plan.input_problems)} task inputs do not match a skill's inputSchema "
