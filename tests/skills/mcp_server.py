@@ -4,6 +4,7 @@
     python mcp_server.py --http PORT           # streamable HTTP on 127.0.0.1:PORT, path /mcp
     --starts FILE   append a line to FILE each time the server starts (to count sessions)
     --fail-start    write to stderr and exit 5 before serving
+    --max-starts N  the same once FILE of --starts already lists N starts
     --token T       (HTTP) answer 401 unless the request has "Authorization: Bearer T"
 """
 
@@ -47,22 +48,16 @@ def counted(text: str) -> Counted:
     return {"result": text, "usage": {"prompt_tokens": 3, "completion_tokens": 4}}
 
 
-@server.tool()
-async def slow(seconds: float) -> str:
-    await asyncio.sleep(seconds)
-    return "done"
-
-
-@server.tool()
-def fail(message: str) -> str:
-    raise ToolError(message)
-
-
-@server.tool()
-async def crash(after: float = 0.0) -> str:
-    await asyncio.sleep(after)
-    print("crashing on purpose", file=sys.stderr, flush=True)
-    os._exit(3)
+@server.tool(description="Do what `do` says: echo, slow (sleep `seconds`, then echo), fail, crash (after `seconds`).")
+async def act(do: str, text: str = "", seconds: float = 0.0) -> str:
+    if do in ("slow", "crash"):
+        await asyncio.sleep(seconds)
+    if do == "fail":
+        raise ToolError(f"failing on purpose: {text}")
+    if do == "crash":
+        print("crashing on purpose", file=sys.stderr, flush=True)
+        os._exit(3)
+    return text
 
 
 @server.tool()
@@ -88,9 +83,13 @@ def main() -> None:
     parser.add_argument("--http", type=int)
     parser.add_argument("--starts")
     parser.add_argument("--fail-start", action="store_true")
+    parser.add_argument("--max-starts", type=int)
     parser.add_argument("--token")
     args = parser.parse_args()
     if args.starts:
+        if args.max_starts is not None and os.path.exists(args.starts):
+            with open(args.starts) as handle:
+                args.fail_start = len(handle.readlines()) >= args.max_starts
         with open(args.starts, "a") as handle:
             handle.write(f"{os.getpid()}\n")
     if args.fail_start:

@@ -133,9 +133,9 @@ def _interrupt(thread_id: int | None) -> None:
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(_Abandoned))
 
 
-class _DaemonExecutor(concurrent.futures.Executor):
+class _DaemonExecutor(concurrent.futures.ThreadPoolExecutor):
     """A worker loop's default executor (``run_in_executor(None, ...)``): one daemon thread per job, so a job
-    that never returns never holds up the exit of the process."""
+    that never returns never holds up the exit of the process (the pool's own threads are joined at exit)."""
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
@@ -150,6 +150,9 @@ class _DaemonExecutor(concurrent.futures.Executor):
 
         threading.Thread(target=run, name="eval-skills-executor", daemon=True).start()
         return future
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Nothing to join: each job's thread ends with its job."""
 
 
 def run_in_thread(fn: Callable[[], Any]) -> asyncio.Future[Any]:
@@ -225,13 +228,15 @@ class _Worker(threading.Thread):
             value = job.make()
             if inspect.isawaitable(value):
                 if self.loop is None:
-                    self.loop = asyncio.new_event_loop()
-                    self.loop.set_default_executor(_DaemonExecutor())
+                    loop = asyncio.new_event_loop()
+                    loop.set_default_executor(_DaemonExecutor(max_workers=1))
+                    self.loop = loop
                 job.worker_loop = self.loop
                 job.task = self.loop.create_task(_awaited(value))
                 value = self.loop.run_until_complete(job.task)
             outcome: tuple[bool, Any] = (True, (job.convert(value), time.perf_counter() - started))
         except _Abandoned:
+            self._drain(job)
             return False
         except BaseException as exc:  # noqa: BLE001 - user code: every failure is the task's
             outcome = (False, exc)
@@ -244,6 +249,16 @@ class _Worker(threading.Thread):
             self.pool.idle.append(self)
         _deliver(job.loop, job.future, outcome)
         return True
+
+
+    def _drain(self, job: _Job) -> None:
+        """Let an abandoned coroutine see its cancellation, so it ends (and is not reported pending at exit)."""
+        task, loop = job.task, self.loop
+        if task is None or loop is None or task.done():
+            return
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            loop.run_until_complete(asyncio.wait([task], timeout=1.0))
 
 
 async def _awaited(value: Any) -> Any:

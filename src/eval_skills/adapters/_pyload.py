@@ -86,12 +86,16 @@ def _import_local(root: Path, module: str) -> Any:
         sys.modules.update(hidden)
 
 
-def load_attribute(skill: Skill, module: str, attr: str) -> Any:
-    """The object ``attr`` of ``module``. Any failure is an InputError naming skill.json's ``$.entrypoint``."""
+def load_attribute(skill: Skill, module: str, attr: str, wait: float = 60.0) -> Any:
+    """The object ``attr`` of ``module``. Any failure is an InputError naming skill.json's ``$.entrypoint``;
+    ``wait`` bounds the wait for another skill's import (one that never ends holds the others up)."""
     root = skill.root.resolve()
     where = {"file": str(skill.path), "field": "$.entrypoint"}
     local = _is_local(root, module)
-    with _IMPORT_LOCK:
+    if not _IMPORT_LOCK.acquire(timeout=wait):
+        raise InputError(f"module {module!r} could not be imported: another skill's module is still importing",
+                         **where)
+    try:
         try:
             loaded = _import_local(root, module) if local else importlib.import_module(module)
         except ModuleNotFoundError as exc:
@@ -101,6 +105,8 @@ def load_attribute(skill: Skill, module: str, attr: str) -> Any:
             raise InputError(f"module {module!r} failed to import: {describe_exception(exc, root)}", **where) from None
         except BaseException as exc:  # noqa: BLE001 - user code: anything it raises (SystemExit too) is its failure
             raise InputError(f"module {module!r} failed to import: {describe_exception(exc, root)}", **where) from None
+    finally:
+        _IMPORT_LOCK.release()
     obj: Any = loaded
     for depth, part in enumerate(attr.split(".")):
         try:

@@ -67,7 +67,7 @@ class CustomAdapter(Adapter):
             capture_output()
             self._capturing = True
         wait_s = self.skill.adapter.startTimeoutMs / 1000
-        future = run_in_thread(lambda: self.check_target(load_attribute(self.skill, self.module, self.attr)))
+        future = run_in_thread(lambda: self.check_target(load_attribute(self.skill, self.module, self.attr, wait_s)))
         try:
             async with asyncio.timeout(wait_s):
                 ok, value = await future
@@ -89,7 +89,10 @@ class CustomAdapter(Adapter):
 
     def describe_target(self, target: Any) -> str:
         kind = "an async function" if inspect.iscoroutinefunction(target) else self.what
-        source = getattr(inspect.getmodule(target), "__file__", None)
+        try:
+            source: str | None = inspect.getfile(target)
+        except TypeError:  # a built-in, or a callable object
+            source = None
         return f"{kind} from {source}" if source else kind
 
     async def start(self) -> None:

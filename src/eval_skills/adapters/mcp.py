@@ -288,9 +288,10 @@ class McpAdapter(Adapter):
             session = _Session(self)
             await session.open(wait_s)
         except SkillError as exc:
-            if self.starts:
-                self._down = f"the MCP server could not be started again after it failed: {exc}"
-            raise
+            if not self.starts:
+                raise
+            self._down = f"the MCP server could not be started again after it failed: {exc}"
+            raise SkillCrashed(self._down) from None
         self._session = session
         self.starts += 1
         return session
@@ -316,7 +317,8 @@ class McpAdapter(Adapter):
         assert session.client is not None
         where = self.url or " ".join(self.command)
         described = f": {' '.join(self._tool.description.split())[:120]}" if self._tool.description else ""
-        return [f"MCP server {where} (protocol {session.client.protocol_version}) has {len(names)} tools: {shown}",
+        count = f"{len(names)} tool" + ("" if len(names) == 1 else "s")
+        return [f"MCP server {where} (protocol {session.client.protocol_version}) has {count}: {shown}",
                 f"tool {self.tool!r} found{described}"]
 
     async def _list_tools(self, session: _Session, file: str, field: str) -> list[mcp_types.Tool]:
