@@ -143,6 +143,7 @@ def test_a_crash_mid_run_fails_the_calls_in_flight_and_later_tasks_run_on_a_fres
     assert results["hangs"].status == "timeout" and results["hangs"].error == "no result within 0.4s"
     assert results["after-1"].status == results["after-2"].status == "pass"
     assert results["after-1"].output == {"result": "c"}
+    assert results["after-1"].latency_ms < 600, "the fresh server's start is not the task's latency"
     assert results["tool-error"].status == "error"
     assert "failing on purpose: e" in results["tool-error"].error
     assert starts(folder) == 2

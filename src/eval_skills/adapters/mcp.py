@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -346,16 +347,24 @@ class McpAdapter(Adapter):
         if input_data is not None and not isinstance(input_data, dict):
             raise SkillProtocolError(f"an MCP tool takes an object of arguments; this inputData is a "
                                      f"{type(input_data).__name__}")
-        session = await self._ensure()
-        result = await session.call(self.tool, input_data, timeout)
+        session = await self._ensure()  # a fresh server after a crash: its start is not the task's latency
+        started = time.perf_counter()
+        try:
+            result = await session.call(self.tool, input_data, timeout)
+        except SkillError as exc:
+            exc.latency_ms = (time.perf_counter() - started) * 1000
+            raise
+        latency_ms = (time.perf_counter() - started) * 1000
         if result.is_error:
             texts = _texts(result)
             message = "\n".join(texts) if texts else json.dumps(result_output(result))
             message = " ".join(self.redact(message).split())
-            raise SkillRpcError(f"the tool reported an error: {message[:500]}{'...' if len(message) > 500 else ''}")
+            error = SkillRpcError(f"the tool reported an error: {message[:500]}{'...' if len(message) > 500 else ''}")
+            error.latency_ms = latency_ms
+            raise error
         output = result_output(result)
         usage = parse_usage(output.get("usage")) if isinstance(output, dict) and "usage" in output else None
-        return Invocation(output=output, usage=usage)
+        return Invocation(output=output, usage=usage, latency_ms=latency_ms)
 
     async def close(self) -> None:
         """End the session and stop the servers the harness started. Never raises."""
