@@ -261,3 +261,21 @@ def test_preflight_notes_and_stdout_stay_ours(tmp_path, capsys):
     assert out == "ours\n"
     assert "hello from the skill" not in err and "to stderr" not in err
     assert sys.stdout is not None and type(sys.stdout).__name__ != "_Router"
+
+
+def test_an_interrupt_while_modules_import_stops_with_nothing_written(tmp_path):
+    folder = custom_skill(tmp_path / "slow-import", "tools:run",
+                          "import time\ntime.sleep(1)\ndef run(d):\n    return d\n")
+    plan = build_plan([load_skill(folder)], tasks(("a", {"text": "x"})), runs=1, default_evaluator="exact")
+
+    async def main() -> Any:
+        stop = asyncio.Event()
+        asyncio.get_running_loop().call_later(0.2, stop.set)
+        return await evaluate(plan, RunSettings(), store_path=tmp_path / "s.db", output_dir=tmp_path / "r",
+                              formats=["json"], stop=stop)
+
+    began = time.perf_counter()
+    outcome = asyncio.run(main())
+    assert outcome.interrupted and outcome.results == [] and outcome.report_files == []
+    assert time.perf_counter() - began < 0.9
+    assert not (tmp_path / "s.db").exists() and not (tmp_path / "r").exists()

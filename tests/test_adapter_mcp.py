@@ -181,6 +181,15 @@ def test_preflight_refuses_a_missing_tool_and_a_server_that_does_not_start(tmp_p
     assert info.value.problem == ("the MCP server did not start: the MCP server exited with code 5; "
                                   "stderr: cannot open the database: no such file")
 
+    nowhere = tmp_path / "nowhere"
+    nowhere.mkdir()
+    (nowhere / "skill.json").write_text(json.dumps({"id": "nowhere", "name": "N", "version": "1.0.0",
+                                                    "adapterType": "mcp", "entrypoint": "no-such-program-xyz --x"}))
+    with pytest.raises(InputError) as info:
+        asyncio.run(dry_run_notes(plan, {"nowhere": create_adapter(load_skill(nowhere))}))
+    assert info.value.problem == ("the MCP server did not start: cannot start 'no-such-program-xyz': program not "
+                                  "found on PATH")
+
 
 def test_dry_run_notes_say_which_tasks_fit_the_tools_input_schema(tmp_path):
     folder = mcp_skill(tmp_path / "fit")

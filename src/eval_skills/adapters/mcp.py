@@ -147,7 +147,7 @@ class _Session:
             raise
         if failure is not None:
             await self.close()
-            raise SkillCrashed(await self.describe_end(failure))
+            raise SkillCrashed(await self.describe_end(failure, opening=True))
 
     async def stderr(self) -> str:
         if self.stdio is None or self.stdio.child is None:
@@ -156,13 +156,17 @@ class _Session:
         tail = self.stdio.child.stderr.tail()
         return f"; stderr: {tail}" if tail else ""
 
-    async def describe_end(self, exc: BaseException | None = None, during: str = "") -> str:
-        """Why the session ended: how the server program ended and its stderr, or the connection's error."""
+    async def describe_end(self, exc: BaseException | None = None, during: str = "", opening: bool = False) -> str:
+        """Why the session ended (or never began): how the server program ended and its stderr, or the
+        connection's error."""
         if self.stdio is not None:
+            if self.stdio.child is None and exc is not None:  # the program could not be run at all
+                return str(_leaf(exc))
             return await self.stdio.describe_end(during)
         reason = f": {self.adapter.redact(_reason(exc))}" if exc is not None else ""
         output = await self.adapter.server_output()
-        return f"lost the connection to the MCP server at {self.adapter.url}{during}{reason}{output}"
+        what = "no session with" if opening else "lost the connection to"
+        return f"{what} the MCP server at {self.adapter.url}{during}{reason}{output}"
 
     async def call(self, name: str, arguments: Any, timeout: float) -> mcp_types.CallToolResult:
         client = self.client
@@ -194,6 +198,10 @@ class _Session:
         owner = self._owner
         if owner is None or owner.done():
             return
+        if self.client is None:  # still in the handshake: nothing to end gracefully
+            if self.stdio is not None:
+                self.stdio.grace = 0.0
+            owner.cancel()
         done, _ = await asyncio.wait([owner], timeout=self.adapter.stop_grace + 3.0)
         if not done:
             owner.cancel()
@@ -306,7 +314,8 @@ class McpAdapter(Adapter):
         try:
             session = await self._ensure()
         except SkillError as exc:
-            raise InputError(f"the MCP server did not start: {exc}", file=file, field=field) from None
+            what = "did not start" if self.url is None or self.skill.adapter.start else "did not answer"
+            raise InputError(f"the MCP server {what}: {exc}", file=file, field=field) from None
         tools = await self._list_tools(session, file, field)
         names = [tool.name for tool in tools]
         self._tool = next((tool for tool in tools if tool.name == self.tool), None)
