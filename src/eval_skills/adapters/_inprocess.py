@@ -186,79 +186,36 @@ def _deliver(loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any], outco
 
 
 class _Job:
-    __slots__ = ("make", "convert", "loop", "future", "ring", "task", "worker_loop", "done", "abandoned")
+    __slots__ = ("make", "convert", "future", "ring", "thread", "task", "worker_loop", "outcome", "done",
+                 "abandoned")
 
-    def __init__(self, make: Callable[[], Any], convert: Callable[[Any], Any], loop: asyncio.AbstractEventLoop,
-                 future: asyncio.Future[Any]) -> None:
+    def __init__(self, make: Callable[[], Any], convert: Callable[[Any], Any], future: asyncio.Future[Any]) -> None:
         self.make = make
         self.convert = convert
-        self.loop = loop
         self.future = future
         self.ring = Ring(OUTPUT_BYTES)
-        self.task: asyncio.Task[Any] | None = None
+        self.thread: int | None = None  # the worker running it
+        self.task: asyncio.Task[Any] | None = None  # its coroutine, on the worker's loop
         self.worker_loop: asyncio.AbstractEventLoop | None = None
+        self.outcome: tuple[bool, Any] = (False, None)
         self.done = False
         self.abandoned = False
 
 
-class _Worker(threading.Thread):
-    def __init__(self, pool: WorkerPool) -> None:
-        super().__init__(name="eval-skills-call", daemon=True)
-        self.pool = pool
-        self.jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+class _WorkerLoop:
+    """A worker's own event loop, made when it first gets a coroutine."""
+
+    __slots__ = ("loop",)
+
+    def __init__(self) -> None:
         self.loop: asyncio.AbstractEventLoop | None = None
 
-    def run(self) -> None:
-        try:
-            while (job := self.jobs.get()) is not None:
-                if not self._run(job):
-                    return
-        except _Abandoned:
-            pass
-        finally:
-            if self.loop is not None:
-                with contextlib.suppress(BaseException):  # an abandoned loop may be mid-step; dropped anyway
-                    self.loop.close()
-
-    def _run(self, job: _Job) -> bool:
-        """Run one job; False when the worker was abandoned and must end."""
-        _CAPTURE.set(job.ring)
-        started = time.perf_counter()
-        try:
-            value = job.make()
-            if inspect.isawaitable(value):
-                if self.loop is None:
-                    loop = asyncio.new_event_loop()
-                    loop.set_default_executor(_DaemonExecutor(max_workers=1))
-                    self.loop = loop
-                job.worker_loop = self.loop
-                job.task = self.loop.create_task(_awaited(value))
-                value = self.loop.run_until_complete(job.task)
-            outcome: tuple[bool, Any] = (True, (job.convert(value), time.perf_counter() - started))
-        except _Abandoned:
-            self._drain(job)
-            return False
-        except BaseException as exc:  # noqa: BLE001 - user code: every failure is the task's
-            outcome = (False, exc)
-        finally:
-            _CAPTURE.set(None)
-        with self.pool.lock:
-            if job.abandoned:
-                return False
-            job.done = True
-            self.pool.idle.append(self)
-        _deliver(job.loop, job.future, outcome)
-        return True
-
-
-    def _drain(self, job: _Job) -> None:
-        """Let an abandoned coroutine see its cancellation, so it ends (and is not reported pending at exit)."""
-        task, loop = job.task, self.loop
-        if task is None or loop is None or task.done():
-            return
-        task.cancel()
-        with contextlib.suppress(BaseException):
-            loop.run_until_complete(asyncio.wait([task], timeout=1.0))
+    def get(self) -> asyncio.AbstractEventLoop:
+        if self.loop is None:
+            loop = asyncio.new_event_loop()
+            loop.set_default_executor(_DaemonExecutor(max_workers=1))
+            self.loop = loop
+        return self.loop
 
 
 async def _awaited(value: Any) -> Any:
@@ -266,35 +223,41 @@ async def _awaited(value: Any) -> Any:
 
 
 class WorkerPool:
-    """Daemon worker threads for one skill's calls (see the module doc)."""
+    """Daemon worker threads for one skill's calls, sharing one queue of jobs (see the module doc).
+
+    A new worker starts whenever a job comes and none is idle, so the pool grows to the number of calls in
+    flight. Finished jobs are handed back to the event loop together: one wake-up of the loop for all the
+    results that are ready.
+    """
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.idle: list[_Worker] = []
-        self._all: list[_Worker] = []
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._idle = threading.Semaphore(0)
+        self._workers = 0
+        self._finished: list[_Job] = []
+        self._wake_pending = False
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def call(self, make: Callable[[], Any], convert: Callable[[Any], Any], timeout: float,
                    describe: Callable[[BaseException], str]) -> tuple[Any, float]:
         """``convert(make())`` (awaited when it is a coroutine) on a worker: ``(value, seconds it took)``.
         SkillTimeout after ``timeout`` seconds; SkillCrashed for an exception, ``describe`` saying which."""
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[Any] = loop.create_future()
-        job = _Job(make, convert, loop, future)
-        with self.lock:
-            worker = self.idle.pop() if self.idle else None
-        if worker is None:
-            worker = _Worker(self)
-            self._all.append(worker)
-            worker.start()
-        worker.jobs.put(job)
+        loop = self._loop = asyncio.get_running_loop()
+        job = _Job(make, convert, loop.create_future())
+        self._jobs.put(job)
+        if not self._idle.acquire(blocking=False):
+            with self.lock:
+                self._workers += 1
+            threading.Thread(target=self._work, name="eval-skills-call", daemon=True).start()
         try:
             async with asyncio.timeout(timeout):
-                ok, value = await future
+                ok, value = await job.future
         except TimeoutError:
-            self._abandon(worker, job)
+            self._abandon(job)
             raise SkillTimeout(f"did not return within {timeout:g}s{printed(job.ring)}") from None
         except asyncio.CancelledError:
-            self._abandon(worker, job)
+            self._abandon(job)
             raise
         if ok:
             return value
@@ -302,22 +265,94 @@ class WorkerPool:
             raise type(value)(f"{value}{printed(job.ring)}")
         raise SkillCrashed(f"{describe(value)}{printed(job.ring)}")
 
-    def _abandon(self, worker: _Worker, job: _Job) -> None:
+    # -- on the workers --------------------------------------------------------------------------------
+
+    def _work(self) -> None:
+        own = _WorkerLoop()
+        try:
+            while (job := self._jobs.get()) is not None:
+                if not self._run(job, own):
+                    return
+                self._idle.release()
+        except _Abandoned:
+            pass
+        finally:
+            with self.lock:
+                self._workers -= 1
+            if own.loop is not None:
+                with contextlib.suppress(BaseException):  # an abandoned loop may be mid-step; dropped anyway
+                    own.loop.close()
+
+    def _run(self, job: _Job, own: _WorkerLoop) -> bool:
+        """Run one job; False when it was abandoned while running and the worker must end."""
         with self.lock:
-            if job.done:  # it returned just now: the worker is fine
+            if job.abandoned:  # timed out before it started
+                return True
+            job.thread = threading.get_ident()
+        _CAPTURE.set(job.ring)
+        started = time.perf_counter()
+        try:
+            value = job.make()
+            if inspect.isawaitable(value):
+                worker_loop = job.worker_loop = own.get()
+                job.task = worker_loop.create_task(_awaited(value))
+                value = worker_loop.run_until_complete(job.task)
+            job.outcome = (True, (job.convert(value), time.perf_counter() - started))
+        except _Abandoned:
+            _cancel_abandoned(job)
+            return False
+        except BaseException as exc:  # noqa: BLE001 - user code: every failure is the task's
+            job.outcome = (False, exc)
+        finally:
+            _CAPTURE.set(None)
+        with self.lock:
+            if job.abandoned:
+                return False
+            job.done = True
+            self._finished.append(job)
+            if self._wake_pending:
+                return True
+            self._wake_pending = True
+        loop = self._loop
+        if loop is not None:
+            with contextlib.suppress(RuntimeError):  # the harness's loop is gone: nobody waits any more
+                loop.call_soon_threadsafe(self._hand_back)
+        return True
+
+    # -- on the event loop -----------------------------------------------------------------------------
+
+    def _hand_back(self) -> None:
+        with self.lock:
+            self._wake_pending = False
+            finished, self._finished = self._finished, []
+        for job in finished:
+            if not job.future.done():
+                job.future.set_result(job.outcome)
+
+    def _abandon(self, job: _Job) -> None:
+        with self.lock:
+            if job.done:  # it returned just now: its worker is fine
                 return
             job.abandoned = True
             if job.task is not None and job.worker_loop is not None:
                 with contextlib.suppress(RuntimeError):
                     job.worker_loop.call_soon_threadsafe(job.task.cancel)
-            _interrupt(worker.ident)
-        if worker in self._all:
-            self._all.remove(worker)
+            if job.thread is not None:
+                _interrupt(job.thread)
 
     def close(self) -> None:
         """Let the idle workers end; abandoned ones end when their call does (or with the process)."""
         with self.lock:
-            idle, self.idle = self.idle, []
-        for worker in idle:
-            worker.jobs.put(None)
-        self._all.clear()
+            count = self._workers
+        for _ in range(count):
+            self._jobs.put(None)
+
+
+def _cancel_abandoned(job: _Job) -> None:
+    """Let an abandoned coroutine see its cancellation, so it ends (and is not reported pending at exit)."""
+    task, loop = job.task, job.worker_loop
+    if task is None or loop is None or task.done():
+        return
+    task.cancel()
+    with contextlib.suppress(BaseException):
+        loop.run_until_complete(asyncio.wait([task], timeout=1.0))
