@@ -238,10 +238,10 @@ def mcp_section(work: Path, k: int) -> None:
     beside = work / "beside-mcp"
     beside.mkdir()
     mcp_skill, persistent = make_mcp_skill(work), make_skill(beside, True)
-    t_mcp = best(run_harness, mcp_skill, k, work, repeat=2)
-    t_mcp_small = best(run_harness, mcp_skill, small, work, repeat=2)
-    t_persistent = best(run_harness, persistent, k, work, repeat=2)
-    t_bare = best(bare_mcp_loop, mcp_skill, k, repeat=2)
+    t_mcp = best(run_harness, mcp_skill, k, work, repeat=3)
+    t_mcp_small = best(run_harness, mcp_skill, small, work, repeat=3)
+    t_persistent = best(run_harness, persistent, k, work, repeat=3)
+    t_bare = best(bare_mcp_loop, mcp_skill, k, repeat=3)
     marginal = (t_mcp - t_mcp_small) / (k - small) * 1000
     show([
         (f"MCP adapter (stdio), {k} tasks, concurrency 4 (store + 4 report formats)", per(t_mcp, k)),
@@ -256,14 +256,23 @@ def mcp_section(work: Path, k: int) -> None:
 
 def custom_section(work: Path, n: int) -> None:
     small = max(n // 10, 1)
-    skill = make_custom_skill(work)
-    t_big = best(run_harness, skill, n, work, repeat=2)
-    t_small = best(run_harness, skill, small, work, repeat=2)
+    beside = work / "beside-custom"
+    beside.mkdir()
+    skill, persistent = make_custom_skill(work), make_skill(beside, True)
+    t_big = best(run_harness, skill, n, work, repeat=3)
+    t_small = best(run_harness, skill, small, work, repeat=3)
+    t_persistent = best(run_harness, persistent, n, work, repeat=3)
+    t_persistent_small = best(run_harness, persistent, small, work, repeat=3)
     marginal = (t_big - t_small) / (n - small) * 1000
+    marginal_persistent = (t_persistent - t_persistent_small) / (n - small) * 1000
     show([
         (f"custom adapter (in-process function), {n} tasks (store + 4 report formats)", per(t_big, n)),
         (f"custom adapter, marginal per task ({small}->{n})", marginal),
+        (f"persistent subprocess adapter, the same {n} tasks", per(t_persistent, n)),
+        (f"persistent subprocess adapter, marginal per task ({small}->{n})", marginal_persistent),
     ])
+    print(f"custom marginal / persistent subprocess marginal: {marginal / marginal_persistent:5.2f}x")
+    print()
 
 
 if __name__ == "__main__":

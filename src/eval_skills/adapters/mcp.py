@@ -97,7 +97,7 @@ class _Session:
 
     def __init__(self, adapter: McpAdapter) -> None:
         self.adapter = adapter
-        self.stdio = adapter._new_stdio()
+        self.stdio = adapter.new_stdio()
         self.client: Client | None = None
         self._stop = asyncio.Event()
         self._owner: asyncio.Task[None] | None = None
@@ -254,7 +254,7 @@ class McpAdapter(Adapter):
     def redact(self, text: str) -> str:
         return text.replace(self._token, "[redacted]") if self._token else text
 
-    def _new_stdio(self) -> StdioServer | None:
+    def new_stdio(self) -> StdioServer | None:
         if self.url is not None:
             return None
         env = child_env(self.skill.adapter)
