@@ -21,7 +21,7 @@ from eval_skills.evaluation import evaluate
 from eval_skills.formats.benchmark import Benchmark
 from eval_skills.formats.skill import load_skill
 from eval_skills.plan import build_plan
-from eval_skills.preflight import dry_run_notes
+from eval_skills.preflight import dry_run_notes, run_preflight
 from eval_skills.results import Usage
 from eval_skills.runner import RunSettings
 
@@ -68,16 +68,22 @@ def evaluate_plan(folder: Path, benchmark: Benchmark, concurrency: int = 2) -> d
 def test_one_stdio_session_answers_concurrently_with_outputs_errors_and_timeouts(tmp_path, monkeypatch):
     monkeypatch.setenv("EVAL_SKILLS_TEST_SECRET", "hunter2")
     monkeypatch.setenv("EVAL_SKILLS_TEST_PASSED", "yes")
-    folder = mcp_skill(tmp_path / "stdio", "echo", config={"passEnv": ["EVAL_SKILLS_TEST_PASSED"],
-                                                           "env": {"FROM_CONFIG": "1"}})
+    folder = mcp_skill(tmp_path / "stdio", "act", config={"passEnv": ["EVAL_SKILLS_TEST_PASSED"],
+                                                          "env": {"FROM_CONFIG": "1"}})
+    benchmark = act_tasks(("good", {"do": "echo", "text": "x"}, {}), ("no-do", {"text": "x"}, {}),
+                          ("bad-seconds", {"do": "slow", "seconds": "soon"}, {}))
+    plan = build_plan([load_skill(folder)], benchmark, runs=1, default_evaluator="exact")
 
     async def main() -> dict[str, Any]:
         adapter = create_adapter(load_skill(folder))
         assert isinstance(adapter, McpAdapter)
         seen: dict[str, Any] = {}
         try:
-            seen["notes"] = await adapter.preflight()
+            notes = await run_preflight(plan, {"stdio": adapter})  # the session it opens is kept for the calls
+            assert notes is not None
+            seen["notes"] = notes["stdio"]
             seen["schema"] = adapter.input_schema
+            adapter.tool = "echo"
             seen["echo"] = (await adapter.invoke({"text": "hi"}, 5)).output
             adapter.tool = "shout"  # a tool without structured output: its text
             seen["shout"] = (await adapter.invoke({"text": "hi"}, 5)).output
@@ -109,8 +115,11 @@ def test_one_stdio_session_answers_concurrently_with_outputs_errors_and_timeouts
     seen = asyncio.run(main())
     assert seen["notes"][0].startswith("MCP server python3 ") and "has 6 tools: echo, add, shout, counted, act" \
         in seen["notes"][0]
-    assert seen["notes"][1] == "tool 'echo' found: Echo the text back."
-    assert seen["schema"]["required"] == ["text"]
+    assert seen["notes"][1].startswith("tool 'act' found: Do what `do` says")
+    assert seen["notes"][2:] == ["the inputData of 2 of 3 tasks do not fit its input schema:",
+                                 "  task no-do: $: 'do' is a required property",
+                                 "  task bad-seconds: $.seconds: 'soon' is not of type 'number'"]
+    assert seen["schema"]["required"] == ["do"]
     assert seen["echo"] == {"result": "hi"}  # structured content
     assert seen["shout"] == "HI!"  # text content
     assert seen["usage"] == Usage(3, 4, 7)
@@ -189,20 +198,6 @@ def test_preflight_refuses_a_missing_tool_and_a_server_that_does_not_start(tmp_p
         asyncio.run(dry_run_notes(plan, {"nowhere": create_adapter(load_skill(nowhere))}))
     assert info.value.problem == ("the MCP server did not start: cannot start 'no-such-program-xyz': program not "
                                   "found on PATH")
-
-
-def test_dry_run_notes_say_which_tasks_fit_the_tools_input_schema(tmp_path):
-    folder = mcp_skill(tmp_path / "fit")
-    benchmark = act_tasks(("good", {"do": "echo", "text": "x"}, {}), ("no-do", {"text": "x"}, {}),
-                          ("bad-seconds", {"do": "slow", "seconds": "soon"}, {}))
-    plan = build_plan([load_skill(folder)], benchmark, runs=1, default_evaluator="exact")
-    adapter = create_adapter(load_skill(folder))
-    notes = asyncio.run(dry_run_notes(plan, {"fit": adapter}))["fit"]
-    assert notes[1].startswith("tool 'act' found: Do what `do` says")
-    assert notes[2:] == ["the inputData of 2 of 3 tasks do not fit its input schema:",
-                         "  task no-do: $: 'do' is a required property",
-                         "  task bad-seconds: $.seconds: 'soon' is not of type 'number'"]
-    assert adapter.server_pid is None or wait_gone(adapter.server_pid)
 
 
 @pytest.fixture

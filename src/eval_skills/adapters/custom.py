@@ -18,7 +18,7 @@ import inspect
 import json
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, SkillProtocolError
 from ..formats.skill import ADAPTER_CONFIG_FILE, Skill
 from ..results import Invocation, Usage
 from ._inprocess import WorkerPool, capture_output, release_output, run_in_thread, to_json
@@ -116,7 +116,10 @@ class CustomAdapter(Adapter):
 
     async def invoke(self, input_data: Any, timeout: float) -> Invocation:
         target = self.target if self.target is not None else await self._load()
-        encoded = json.dumps(input_data)  # each call gets its own copy, so a function that edits it harms no other
+        try:  # each call gets its own copy, so a function that edits it harms no other
+            encoded = json.dumps(input_data)
+        except (TypeError, ValueError) as exc:
+            raise SkillProtocolError(f"the task's inputData cannot be copied as JSON: {exc}") from None
 
         def make() -> Any:
             return self.call(target, json.loads(encoded))
