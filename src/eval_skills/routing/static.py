@@ -8,8 +8,8 @@ An agent decides to load a skill from its name and description, so this check lo
   it says when to use the skill, and a ``disable-model-invocation: true`` that stops model-chosen invocation;
 - for each query, the key terms it shares with the name and description: lowercase words without common
   function words, reduced to a crude stem (``merging``, ``merged`` and ``merge`` are one term). A query that
-  should trigger but shares no term is flagged, and so is one that should not trigger but shares two terms or
-  more, or at least half of its own terms.
+  should trigger but shares no term is flagged, and so is one that should not trigger but shares a term of the
+  skill's name, two terms or more, or at least half of its own terms.
 
 It is a lexical heuristic: it cannot see synonyms, paraphrase, the agent's own judgement or the other skills
 competing for a query. It finds descriptions that are missing the words their users type; only agent runs
@@ -42,6 +42,7 @@ via was we were what whatever when whenever where whether which while who whom w
 without would yet you your yours
 use used uses using user users ask asks asked want wants need needs help helps skill skills task tasks
 thing things something anything way ways get gets make makes do does done able
+one two three four five six seven eight nine ten
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
@@ -140,15 +141,17 @@ def _description_warnings(meta: dict[str, Any], description: str, words: int) ->
     return warnings
 
 
-def _overlap(index: int, query: RoutingQuery, described: set[str]) -> QueryOverlap:
+def _overlap(index: int, query: RoutingQuery, described: set[str], named: set[str]) -> QueryOverlap:
     terms = key_terms(query.query)
     shared = [t for t in terms if t in described]
     share = round(len(shared) / len(terms), 4) if terms else None
     flag = None
     if query.should_trigger and not shared:
         flag = "should trigger but shares no key term with the name or description"
-    elif not query.should_trigger and shared and (len(shared) >= LOOKALIKE_SHARED or (share or 0) >= LOOKALIKE_SHARE):
-        flag = f"should not trigger but shares {len(shared)} key terms with the description ({', '.join(shared)})"
+    elif not query.should_trigger and shared and (len(shared) >= LOOKALIKE_SHARED or (share or 0) >= LOOKALIKE_SHARE
+                                                  or named.intersection(shared)):
+        flag = (f"should not trigger but shares {len(shared)} key term{'s' if len(shared) > 1 else ''} with the "
+                f"name or description ({', '.join(shared)})")
     return QueryOverlap(index, query.query, query.should_trigger, query.invocation_type, terms, shared, share, flag)
 
 
@@ -173,6 +176,6 @@ def static_check(folder: Path, queries: Sequence[RoutingQuery]) -> StaticReport:
         warnings.append(f"description: {len(description)} characters, close to the limit of {MAX_DESCRIPTION}")
     warnings += _description_warnings(meta, description, words)
     terms = key_terms(f"{name or ''} {description}")
-    described = set(terms)
+    described, named = set(terms), set(key_terms(name or ""))
     return StaticReport(name, str(folder), description, len(description), words, terms, errors, warnings,
-                        [_overlap(i, q, described) for i, q in enumerate(queries, start=1)])
+                        [_overlap(i, q, described, named) for i, q in enumerate(queries, start=1)])
