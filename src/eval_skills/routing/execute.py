@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import shutil
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -75,16 +76,18 @@ async def run_one(plan: RoutingPlan, agent: Agent, item: RunItem, settings: RunS
     """Run one query once and record it. Whatever the agent (or its machinery) does becomes an outcome."""
     folder = routing_run_dir(routing, item.query_index, item.run_number)
     relative = (folder / "transcript.jsonl").relative_to(routing).as_posix()
-    with tempfile.TemporaryDirectory(prefix="eval-skills-routing-", ignore_cleanup_errors=True) as tmp:
-        try:
-            request = AgentRequest(item.query.query, tmp, plan.skill_folders, timeout=settings.timeout_s,
-                                   max_turns=settings.max_turns, model=settings.model)
-            result = await agent.run(request)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - a failure of this run, never of the whole test
-            await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
-            return RunOutcome(item, "error", None, error=f"the run failed: {type(exc).__name__}: {exc}")
+    tmp = await asyncio.to_thread(tempfile.mkdtemp, prefix="eval-skills-routing-")
+    try:
+        request = AgentRequest(item.query.query, tmp, plan.skill_folders, timeout=settings.timeout_s,
+                               max_turns=settings.max_turns, model=settings.model)
+        result = await agent.run(request)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a failure of this run, never of the whole test
+        await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
+        return RunOutcome(item, "error", None, error=f"the run failed: {type(exc).__name__}: {exc}")
+    finally:  # off the event loop; shielded so an interrupted run's folder goes too
+        await asyncio.shield(asyncio.to_thread(shutil.rmtree, tmp, ignore_errors=True))
     triggered, distractors = decide(result, plan.skill.name, (d.name for d in plan.distractors))
     extra = {"query": item.query.query, "query_index": item.query_index, "run": item.run_number,
              "should_trigger": item.query.should_trigger, "triggered": triggered,
