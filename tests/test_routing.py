@@ -164,16 +164,24 @@ def test_runs_over_one_give_wilson_intervals(tmp_path):
     assert outcome.results.metadata["planned_runs"] == 12 and outcome.results.metadata["error_runs"] == 4
 
 
-def test_a_timeout_is_an_error_and_a_skill_seen_before_it_is_kept(tmp_path):
-    queries = [{"query": "slow invoice", "should_trigger": True}, {"query": "quick invoice", "should_trigger": True}]
+def test_a_timeout_is_an_error_and_a_skill_seen_before_a_failure_is_kept(tmp_path):
+    queries = [{"query": "slow invoice", "should_trigger": True}, {"query": "quick invoice", "should_trigger": True},
+               {"query": "failing invoice", "should_trigger": False}]
     skill = write_skill(tmp_path / "invoice-check", "Checks invoices.", queries)
-    script = {"skill": "invoice-check", "trigger": "invoice", "cases": [{"match": "slow", "mode": "hang"}]}
+    script = {"skill": "invoice-check", "trigger": "invoice",
+              "cases": [{"match": "slow", "mode": "hang"}, {"match": "failing", "mode": "exit", "exit_code": 4}]}
     outcome = run(load_plan(skill), fake_agent(script), tmp_path, timeout_s=1.0)
-    slow, quick = outcome.results.queries
+    slow, quick, failing = outcome.results.queries
     assert slow.run_results[0].status == "timeout" and slow.errors == 1 and slow.trigger_rate is None
     assert "timed out after 1 s" in slow.run_results[0].error
     assert quick.trigger_rate == 1.0
-    assert outcome.results.metrics.recall == 1.0 and outcome.results.metrics.unscored == 1
+    # it used the skill, then exited 4: an error, neither a trigger nor a miss, the invocation still listed
+    (run_record,) = failing.run_results
+    assert (run_record.status, run_record.triggered, run_record.skills_invoked) == ("error", None, ["invoice-check"])
+    assert (failing.triggers, failing.errors, failing.passed) == (0, 1, None)
+    m = outcome.results.metrics
+    assert (m.tp, m.fp, m.fn, m.tn, m.unscored) == (1, 0, 0, 0, 2)
+    assert "skills invoked before it: invoice-check" in (outcome.folder / "routing.md").read_text()
 
 
 def test_interrupt_keeps_the_finished_runs(tmp_path):
@@ -234,3 +242,18 @@ def test_the_store_schema_holds_routing_rows(tmp_path, skills):
         config = json.loads(db.execute("SELECT config_json FROM routing_tests").fetchone()[0])
         assert config["runs"] == 1 and config["distractors"] == []
         assert db.execute("SELECT COUNT(*) FROM routing_runs").fetchone()[0] == 9
+
+
+def test_routing_md_shows_untrusted_text_as_text(tmp_path):
+    from eval_skills.formats.agentskills import RoutingQuery, load_skill_md
+    from eval_skills.routing import RoutingPlan, RunItem, RunOutcome, build_results, render_markdown
+
+    doc = load_skill_md(write_skill(tmp_path / "invoice-check", "Checks invoices."))
+    query = RoutingQuery(query="total | <script>alert(1)</script>\nnext line", should_trigger=True,
+                         invocation_type="a|b")
+    routing = RoutingPlan(doc, [query], tmp_path / "r.json", [], 1)
+    outcome = RunOutcome(RunItem(1, query, 1), "error", None, error="boom <img src=x> | `code`")
+    text = render_markdown(build_results(routing, [outcome], {"skill_name": "invoice-check"}))
+    assert "<script>" not in text and "<img" not in text
+    assert "total \\| &lt;script&gt;alert(1)&lt;/script&gt; next line" in text
+    assert "boom &lt;img src=x&gt; \\| \\`code\\`" in text and "| a\\|b |" in text

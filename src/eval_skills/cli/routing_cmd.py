@@ -49,15 +49,15 @@ def _rate(value: float | None) -> str:
 def routing_command(**params: Any) -> None:
     """Run each routing query through an agent with the skill (and the distractors) installed, and measure
     whether it invokes the skill when it should and only then: precision, recall, F1, accuracy."""
-    from ..formats.agentskills import ROUTING_FILE, load_routing
+    from ..formats.agentskills import load_routing
+    from ..routing import RunSettings, check_min_f1, default_workspace, load_plan, routing_file_of
 
     if params["static"]:
         if params["min_f1"] is not None:
             raise InputError("--min-f1 needs agent runs, and --static runs none", field="--min-f1")
-        routing = params["routing_file"] or params["skill_path"] / ROUTING_FILE
-        _static(params["skill_path"], load_routing(routing), params["as_json"])
+        _static(params["skill_path"], load_routing(routing_file_of(params["skill_path"], params["routing_file"])),
+                params["as_json"])
         return
-    from ..routing import RunSettings, check_min_f1, default_workspace, load_plan
 
     plan = load_plan(params["skill_path"], params["routing_file"], params["distractors"], params["runs"])
     if params["min_f1"] is not None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from .aggregate import THRESHOLD, build_results, query_results, routing_metrics
 from .execute import RunOutcome, RunSettings, decide, execute_runs
-from .plan import RoutingPlan, RunItem, check_min_f1, find_distractors, load_plan
+from .plan import RoutingPlan, RunItem, check_min_f1, find_distractors, load_plan, routing_file_of
 from .report import render_markdown
 from .run import REPORT_FILE, RESULTS_FILE, RoutingOutcome, default_workspace, run_routing
 from .static import StaticReport, key_terms, static_check
@@ -46,6 +46,7 @@ __all__ = [
     "load_plan",
     "query_results",
     "render_markdown",
+    "routing_file_of",
     "routing_metrics",
     "run_routing",
     "static_check",

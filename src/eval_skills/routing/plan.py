@@ -14,7 +14,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..formats.agentskills import ROUTING_FILE, SKILL_MD, RoutingQuery, SkillDoc, load_routing, load_skill_md
 
-__all__ = ["RoutingPlan", "RunItem", "check_min_f1", "find_distractors", "load_plan"]
+__all__ = ["RoutingPlan", "RunItem", "check_min_f1", "find_distractors", "load_plan", "routing_file_of"]
 
 
 @dataclass(frozen=True)
@@ -83,16 +83,29 @@ def find_distractors(folders: Sequence[Path], skill: SkillDoc) -> list[SkillDoc]
     return list(found.values())
 
 
+def routing_file_of(skill_path: Path, routing_file: Path | None) -> Path:
+    """The routing file: the one given, else ``<skill>/evals/routing.json`` (InputError when the skill folder
+    has no ``SKILL.md`` or the default file is missing)."""
+    skill_path = Path(skill_path)
+    if not (skill_path / SKILL_MD).is_file():
+        raise InputError(f"no {SKILL_MD} in this folder", file=str(skill_path),
+                         hint="pass the folder of an Agent Skill (it holds SKILL.md)")
+    if routing_file is not None:
+        return Path(routing_file)
+    routing = skill_path / ROUTING_FILE
+    if not routing.is_file():
+        raise InputError("no routing file", file=str(routing),
+                         hint="write [{\"query\": ..., \"should_trigger\": true}, ...] there or pass --routing")
+    return routing
+
+
 def load_plan(skill_path: Path, routing_file: Path | None = None, distractors: Sequence[Path] = (),
               runs: int = 1) -> RoutingPlan:
     """Load and check everything a routing test needs; the first problem is an InputError."""
     if runs < 1:
         raise InputError(f"runs must be at least 1, not {runs}", field="--runs")
     skill = load_skill_md(Path(skill_path))
-    routing = Path(routing_file) if routing_file is not None else skill.folder / ROUTING_FILE
-    if routing_file is None and not routing.is_file():
-        raise InputError("no routing file", file=str(routing),
-                         hint="write [{\"query\": ..., \"should_trigger\": true}, ...] there or pass --routing")
+    routing = routing_file_of(skill.folder, routing_file)
     queries = load_routing(routing)
     return RoutingPlan(skill, queries, routing, find_distractors(distractors, skill), runs)
 
