@@ -123,6 +123,7 @@ def test_every_metric_against_hand_computed_values(tmp_path, skills):
         (test,) = list_routing_tests(store)
         assert (test["status"], test["skill_name"], test["f1"], test["accuracy"]) == (
             "finished", "invoice-check", 0.6667, 0.625)
+        assert test["metrics"]["by_invocation_type"]["implicit"]["recall"] == 0.5
         rows = get_routing_runs(store, test["id"])
     assert len(rows) == 9
     crash = next(r for r in rows if r["query_index"] == 7)

@@ -80,6 +80,8 @@ def test_bad_input_is_one_line_exit_2_before_any_agent_runs(tmp_path, setup):
         "no such distractor": (["--distractors", tmp_path / "nowhere"], "distractor folder not found"),
         "no such program": (["--agent-cmd", "no-such-agent-xyz {prompt}"], "not found"),
         "unknown agent": (["--agent", "nope"], "unknown agent 'nope'"),
+        "text output": (["--agent-cmd", f"python {FAKE_AGENT} --prompt-file {{prompt_file}}"],
+                        "--agent-output: a command agent read as plain text reports no skill invocations"),
         "static without a skill": (["--static", "--skill-path", tmp_path / "nothing"], "nothing: no SKILL.md"),
     }
     procs = {}

@@ -17,7 +17,7 @@ from .._version import __version__
 COMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("eval_cmd:eval_command", "Evaluate tool skills on a benchmark."),
     "fixtures": ("fixtures_cmd:fixtures_command", "Check instruction skills' worked examples or answers."),
-    "routing": ("routing_cmd:routing_command", "Test whether an agent invokes a skill when it should, and only then."),
+    "routing": ("routing_cmd:routing_command", "Test whether an agent invokes a skill when it should."),
 }
 
 EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130

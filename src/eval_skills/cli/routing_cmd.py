@@ -50,7 +50,14 @@ def routing_command(**params: Any) -> None:
     """Run each routing query through an agent with the skill (and the distractors) installed, and measure
     whether it invokes the skill when it should and only then: precision, recall, F1, accuracy."""
     from ..formats.agentskills import load_routing
-    from ..routing import RunSettings, check_min_f1, default_workspace, load_plan, routing_file_of
+    from ..routing import (
+        RunSettings,
+        check_agent_reports_skills,
+        check_min_f1,
+        default_workspace,
+        load_plan,
+        routing_file_of,
+    )
 
     if params["static"]:
         if params["min_f1"] is not None:
@@ -63,6 +70,7 @@ def routing_command(**params: Any) -> None:
     if params["min_f1"] is not None:
         check_min_f1(plan.queries, plan.routing_file)
     agent = build_agent(params)
+    check_agent_reports_skills(agent)
     for warning in plan.skill.warnings:
         click.echo(f"warning: {plan.skill.path}: {warning}", err=True)
     for path in agent.user_level_skills([plan.skill.name, *(d.name for d in plan.distractors)]):

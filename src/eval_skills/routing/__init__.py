@@ -21,7 +21,15 @@ from __future__ import annotations
 
 from .aggregate import THRESHOLD, build_results, query_results, routing_metrics
 from .execute import RunOutcome, RunSettings, decide, execute_runs
-from .plan import RoutingPlan, RunItem, check_min_f1, find_distractors, load_plan, routing_file_of
+from .plan import (
+    RoutingPlan,
+    RunItem,
+    check_agent_reports_skills,
+    check_min_f1,
+    find_distractors,
+    load_plan,
+    routing_file_of,
+)
 from .report import render_markdown
 from .run import REPORT_FILE, RESULTS_FILE, RoutingOutcome, default_workspace, run_routing
 from .static import StaticReport, key_terms, static_check
@@ -37,6 +45,7 @@ __all__ = [
     "RunSettings",
     "StaticReport",
     "build_results",
+    "check_agent_reports_skills",
     "check_min_f1",
     "decide",
     "default_workspace",

@@ -14,7 +14,8 @@ from pathlib import Path
 from ..errors import InputError
 from ..formats.agentskills import ROUTING_FILE, SKILL_MD, RoutingQuery, SkillDoc, load_routing, load_skill_md
 
-__all__ = ["RoutingPlan", "RunItem", "check_min_f1", "find_distractors", "load_plan", "routing_file_of"]
+__all__ = ["RoutingPlan", "RunItem", "check_agent_reports_skills", "check_min_f1", "find_distractors", "load_plan",
+           "routing_file_of"]
 
 
 @dataclass(frozen=True)
@@ -116,3 +117,13 @@ def check_min_f1(queries: Sequence[RoutingQuery], routing_file: Path) -> None:
         raise InputError("no query has should_trigger true, so F1 is undefined and --min-f1 cannot be met",
                          file=str(routing_file), field="should_trigger",
                          hint="add queries that should trigger the skill, or drop --min-f1")
+
+
+def check_agent_reports_skills(agent: object) -> None:
+    """An agent whose output is plain text (a ``command`` agent with ``output="text"``) shows no skill
+    invocation, so every run would read as "not triggered": refuse it before any run."""
+    if getattr(agent, "output", None) == "text":
+        raise InputError("a command agent read as plain text reports no skill invocations, so routing cannot be "
+                         "measured", field="--agent-output",
+                         hint="make it print the events format and pass --agent-output events (or claude, codex, "
+                              "opencode)")

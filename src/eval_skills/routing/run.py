@@ -127,9 +127,8 @@ async def run_routing(plan: RoutingPlan, agent: Agent, settings: RunSettings, *,
         results = build_results(plan, outcomes, metadata)
         await asyncio.to_thread(_write, folder, results)
         if store is not None and routing_id is not None:
-            overall = results.metrics.model_dump(mode="json", exclude={"by_invocation_type"})
             finish_routing(store, routing_id, status="interrupted" if interrupted else "finished",
-                           metrics=overall, results_path=str(folder / RESULTS_FILE))
+                           metrics=results.metrics.model_dump(mode="json"), results_path=str(folder / RESULTS_FILE))
     finally:
         if store is not None:
             store.close()
