@@ -175,14 +175,15 @@ def test_http_method_get_sends_the_input_as_query_parameters(tmp_path, server):
     assert report["summary"]["passed"] == 2
 
 
-def test_an_mcp_skill_from_create_loads_and_is_refused_before_running(tmp_path):
+def test_an_mcp_skill_from_create_loads_and_its_placeholder_entrypoint_is_one_line(tmp_path):
+    """The template's entrypoint, mcp://localhost:8080/tools/<name>, is a placeholder the original cannot
+    run either (it takes it for a command): here it is an input error naming the field, before anything runs."""
     skill = create_skill(tmp_path, "tool", "mcp_tool")
     out = cli("eval", "--skills", skill, "--benchmark", skill / "tests" / "basic.eval.json", "--no-store",
               "--output-dir", tmp_path / "r", "--dry-run", cwd=tmp_path)
-    if out.returncode == 0:  # an MCP adapter is available
-        assert "skill tool 0.1.0 (mcp)" in out.stdout
-    else:
-        assert out.returncode == 2 and out.stderr.count("\n") == 1 and "$.adapterType" in out.stderr
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
+    assert f"{skill / 'skill.json'}: $.entrypoint: " in out.stderr
+    assert not (tmp_path / "r").exists()
 
 
 def test_the_original_benchmarks_folder_layout_is_found_by_id(tmp_path):
