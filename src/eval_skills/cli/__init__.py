@@ -17,6 +17,7 @@ from .._version import __version__
 COMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("eval_cmd:eval_command", "Evaluate tool skills on a benchmark."),
     "fixtures": ("fixtures_cmd:fixtures_command", "Check instruction skills' worked examples or answers."),
+    "paired": ("paired_cmd:paired_command", "Run a skill's eval cases with and without it; measure the change."),
 }
 
 EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
