@@ -357,7 +357,8 @@ async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Ex
         files = write_reports(folder, bench, plan)
         files.append(write_feedback(folder, [r for r in state.planned if r in state.records], settings.feedback))
         if state.rows is not None:
-            state.rows.finish_iteration(state.rows_id, status=cut_short or "finished",
+            status = "interrupted" if interrupted else "cut_short" if cut_short else "finished"
+            state.rows.finish_iteration(state.rows_id, status=status,
                                         summary=bench.model_dump(mode="json", exclude={"runs"}))
     finally:
         if store is not None:
