@@ -97,9 +97,10 @@ def judge_args(mode: str = "") -> list[str]:
 
 
 def paired(*args: Any, cwd: Path, script_file: Path | None = None, judge_mode: str = "",
-           judge_log: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+           judge_log: Path | None = None, timeout: float = 120,
+           env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """``eval-skills paired ...`` in a subprocess, with the fake agent's script and the fake judge's mode."""
-    env = {**os.environ, "FAKE_JUDGE_MODE": judge_mode, "EVAL_SKILLS_DEBUG": ""}
+    env = {**os.environ, "FAKE_JUDGE_MODE": judge_mode, "EVAL_SKILLS_DEBUG": "", **(env or {})}
     if script_file is not None:
         env["FAKE_AGENT_CONFIG"] = str(script_file)
     if judge_log is not None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from paired_data import V2_ANSWER, agent_args, invoice_skill, judge_args, paired, popen_paired
+from procs import wait_gone
 
 from eval_skills.cli import cli
 
@@ -122,14 +123,19 @@ def test_bad_skill_options_and_workspace_are_exit_2(tmp_path: Path, monkeypatch)
 # ---- gates and budget ---------------------------------------------------------------------------------
 
 
-def test_min_delta_gates(tmp_path: Path) -> None:
+def test_min_delta_gates_and_a_baseline_that_is_not_clean(tmp_path: Path) -> None:
     skill, _, script = small_skill(tmp_path, 2, helps=False)
     common = ["--skill-path", skill, *agent_args(script), "--no-compare", "--no-store"]
-    out = paired(*common, "--min-delta", 0.1, cwd=tmp_path, script_file=script)
+    home = tmp_path / "home"  # the same skill installed at user level: every run may load it
+    (home / ".agents" / "skills" / "invoice-check").mkdir(parents=True)
+    (home / ".agents" / "skills" / "invoice-check" / "SKILL.md").write_text((skill / "SKILL.md").read_text())
+    out = paired(*common, "--min-delta", 0.1, cwd=tmp_path, script_file=script, env={"HOME": str(home)})
     assert out.returncode == 1, out.stderr
     assert "quality gate failed: pass-rate delta +0.0000 is below --min-delta +0.1" in out.stderr
+    assert "warning: A skill named 'invoice-check' is installed at user level" in out.stderr
     bench = json.loads((tmp_path / "invoice-check-workspace" / "iteration-1" / "benchmark.json").read_text())
     assert bench["statistics"]["pass_rate_delta"]["estimate"] == 0.0 and bench["comparison"] is None
+    assert bench["metadata"]["baseline_clean"] is False and any("not clean" in n for n in bench["notes"])
     out = paired(*common, "--min-delta", 0, "--min-delta-ci", 0, cwd=tmp_path, script_file=script)
     assert out.returncode == 0, out.stderr  # the gates hold at the bound
     helps, _, script = small_skill(tmp_path / "b", 2)
@@ -214,3 +220,23 @@ def test_interrupt_keeps_finished_runs_and_resume_asks_nothing_twice(tmp_path: P
     assert bench["comparison"]["wins"] + bench["comparison"]["ties"] + bench["comparison"]["losses"] == 4
     assert bench["run_summary"]["with_skill"]["pass_rate"]["mean"] == 1.0
     assert bench["run_summary"]["without_skill"]["pass_rate"]["mean"] == 0.0
+
+
+def test_sigterm_stops_the_agents_in_flight_exit_143(tmp_path: Path) -> None:
+    skill, _, script = small_skill(tmp_path, 1)
+    pids = tmp_path / "pids.txt"
+    data = json.loads(script.read_text())
+    data.update(mode="hang", spawn_child=True, pid_file=str(pids))
+    script.write_text(json.dumps(data))
+    proc = popen_paired("--skill-path", skill, *agent_args(script), "--no-compare", "--no-store", "--concurrency", 1,
+                        cwd=tmp_path, script_file=script)
+    deadline = time.time() + 30
+    while time.time() < deadline and len(pids.read_text().split() if pids.exists() else []) < 2:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143, err
+    assert all(wait_gone(int(pid)) for pid in pids.read_text().split())  # the agent and its child
+    bench = json.loads((tmp_path / "invoice-check-workspace" / "iteration-1" / "benchmark.json").read_text())
+    assert bench["runs"] == [] and len(bench["metadata"]["missing_runs"]) == 2
+    assert bench["verdict"].startswith("Too little data to say: no case")

@@ -21,6 +21,7 @@ from eval_skills.paired import (
     LocalExecutor,
     OutputFile,
     PairedSettings,
+    Progress,
     RunOutput,
     RunSpec,
     ab_order,
@@ -28,6 +29,7 @@ from eval_skills.paired import (
     read_bundle,
     run_paired,
 )
+from eval_skills.paired.grading import TRANSCRIPT_VALUE_LIMIT, _for_judge
 from eval_skills.paired.plan import selftune_check
 from eval_skills.paired.record import RunRecord
 from eval_skills.paired.summary import delta_estimate, non_discriminating, pass_at_k, verdict_sentence
@@ -197,8 +199,11 @@ def test_another_executor_needs_no_change_to_grading_statistics_or_store(tmp_pat
     plan = load_plan(skill, baseline_path=old, runs=1, seed=3)
     executor = ElsewhereExecutor()
     judge = create_judge("command", command=[sys.executable, str(FAKE_JUDGE)])
+    seen: list[Progress] = []
     outcome = asyncio.run(run_paired(plan, PairedSettings(workspace=tmp_path / "ws"), executor=executor,
-                                     judge=judge, store_path=tmp_path / "s.db"))
+                                     judge=judge, store_path=tmp_path / "s.db", on_progress=seen.append))
+    assert (seen[-1].done, seen[-1].total, seen[-1].errors, seen[-1].tokens, seen[-1].grading) == (16, 16, 0, 1600, 0)
+    assert [p.done for p in seen] == sorted(p.done for p in seen)
     spec = executor.specs[0]
     assert isinstance(spec.files["invoice.txt"], bytes) and "evals/evals.json" not in spec.skills[0].files
     assert [s.run_id for s in executor.specs] == [p.run_id for p in plan.order()]
@@ -271,3 +276,12 @@ def test_the_example_skill_loads_and_a_good_answer_passes_its_checks() -> None:
         assert not all(run_check(item.check, bad, []).passed for item in case.checks), case.key
     routing = load_routing(EXAMPLE / "evals" / "routing.json")
     assert {q.should_trigger for q in routing} == {True, False}
+
+
+def test_a_long_transcript_is_cut_for_the_judge() -> None:
+    events = [ToolCallEvent(name=f"t{i}", result="x" * (TRANSCRIPT_VALUE_LIMIT + 10)) for i in range(300)]
+    shown = _for_judge(events)
+    assert len(shown) == 201 and shown[50].text == "[100 events not shown]"
+    assert [e.name for e in shown[:50]] == [f"t{i}" for i in range(50)] and shown[-1].name == "t299"
+    assert shown[0].result.endswith("... [10 more characters]")
+    assert events[0].result == "x" * (TRANSCRIPT_VALUE_LIMIT + 10)  # the run's own transcript is untouched

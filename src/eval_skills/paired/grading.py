@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ..formats.workspace import Comparison, Expectation, Grading, GradingSummary, ToolCallEvent
+from ..formats.workspace import Comparison, Expectation, Grading, GradingSummary, MessageEvent, ToolCallEvent
 from ..judges import ArmOutput, CompareRequest, GradeRequest, Judge, Judgement
 from ..scoring.assertions import CheckResult, run_check
 from .plan import Case, ab_order
@@ -25,6 +25,7 @@ __all__ = ["CHECK_DEADLINE", "compare_runs", "grade_run", "judge_info", "summari
 
 CHECK_DEADLINE = 10.0  # seconds one deterministic check may take (a regex on a huge response)
 TRANSCRIPT_VALUE_LIMIT = 4000  # characters of one transcript field shown to the judge
+TRANSCRIPT_EVENTS = 200  # transcript events shown to the judge: the first quarter and the rest from the end
 ENGINE = "assertion engine"
 
 
@@ -57,8 +58,14 @@ def _clip(value: Any) -> Any:
 
 
 def _for_judge(transcript: list[Any]) -> list[Any]:
-    """The transcript with long tool inputs and results clipped (the judge needs the steps, not every byte)."""
-    return [type(event).model_validate(_clip(event.model_dump(mode="json"))) for event in transcript]
+    """The transcript as the judge sees it: long tool inputs and results clipped, and of a very long one the
+    first and last events with a note of how many are left out (the judge needs the steps, not every byte)."""
+    events = list(transcript)
+    if len(events) > TRANSCRIPT_EVENTS:
+        head, tail = TRANSCRIPT_EVENTS // 4, TRANSCRIPT_EVENTS - TRANSCRIPT_EVENTS // 4
+        skipped = MessageEvent(role="system", text=f"[{len(events) - head - tail} events not shown]")
+        events = [*events[:head], skipped, *events[-tail:]]
+    return [type(event).model_validate(_clip(event.model_dump(mode="json"))) for event in events]
 
 
 async def _checks(case: Case, record: RunRecord) -> list[Expectation]:
