@@ -202,6 +202,17 @@ def test_without_skill_judge_errors_and_too_little_data(tmp_path: Path) -> None:
     assert any("judge errors" in note for note in bench.notes)
     assert not (tmp_path / "eval-skills.db").exists()  # --no-store
 
+    # --resume asks the judge again where it gave no verdict, with the runs' transcripts read back
+    out = paired("--skill-path", skill, *agent_args(script), *judge_args(), "--no-store", "--json", "--resume",
+                 cwd=tmp_path, script_file=script)
+    assert out.returncode == 0, out.stderr
+    bench = Benchmark.model_validate(json.loads(out.stdout))
+    assert bench.run_summary["with_skill"]["judge_errors"] == 0 and bench.comparison.wins == 2
+    run = Grading.model_validate_json((tmp_path / "invoice-check-workspace" / "iteration-1" / "eval-2" /
+                                       "with_skill" / "run-1" / "grading.json").read_text())
+    assert [e.passed for e in run.expectations] == [True, True, True, True]  # tool_called "Read" from the transcript
+    assert len((tmp_path / "agent-log.jsonl").read_text().splitlines()) == 4  # no run was repeated
+
 
 def test_exact_p_value_helper_matches_a_hand_count() -> None:
     # five deltas of 0.25 (one negative), a zero and 0.125: |2T + u| >= 7 for 14 of the 64 patterns

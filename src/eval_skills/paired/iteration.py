@@ -137,6 +137,7 @@ class Iteration:
         self.spent = 0
         self.rows_id = ""
         self.recorders: set[asyncio.Task[None]] = set()
+        self.to_grade: set[str] = set()  # runs whose grade is on its way (their transcripts are still needed)
 
     # ---- bookkeeping ------------------------------------------------------------------------------
 
@@ -193,13 +194,14 @@ class Iteration:
                 if record.grading is not None:
                     self.rows.set_grade(self.rows_id, record.run_id, record.grading.summary.model_dump())
             if record.grading is None or any(e.passed is None for e in record.grading.expectations):
-                self.spawn(self.grade(planned.case, record))
+                self.start_grading(planned.case, record)
         for case in self.plan.cases:
             found = load_comparisons(self.folder / f"eval-{case.key}")
             self.comparisons[case.key] = {n: c for n, c in found.items() if c.winner is not None
                                           or "not_compared" in (c.model_extra or {})}
             for number in range(1, self.plan.runs + 1):
                 self.maybe_compare(case, number)
+                self.release(case.key, number)
 
     def take(self, out: RunOutput) -> None:
         """A finished run: its tokens count at once (the budget sees them before the next run starts); its
@@ -213,13 +215,20 @@ class Iteration:
                                          arm=planned.arm, number=planned.number)
         self.records[out.run_id] = record
         await self.row("add_run", self.run_row(planned, record))
-        self.spawn(self.grade(planned.case, record))
+        self.start_grading(planned.case, record)
         self.maybe_compare(planned.case, planned.number)
         self.progress()
 
+    def start_grading(self, case: Case, record: RunRecord) -> None:
+        self.to_grade.add(record.run_id)
+        self.spawn(self.grade(case, record))
+
     async def grade(self, case: Case, record: RunRecord) -> None:
-        async with self.judging:
-            grading, judgement = await grade_run(case, record, self.judge)
+        try:
+            async with self.judging:
+                grading, judgement = await grade_run(case, record, self.judge)
+        finally:
+            self.to_grade.discard(record.run_id)
         planned = self.planned[record.run_id]
         await asyncio.to_thread(write_grading, self.folder_of(planned), grading)
         record.grading = grading
@@ -231,6 +240,17 @@ class Iteration:
             await self.row("add_verdict", record.run_id, "grade", judged, judge=judge_info(judgement))
         if checked:
             await self.row("add_verdict", record.run_id, "checks", checked, judge={"backend": "engine"})
+        self.release(case.key, planned.number)
+
+    def release(self, case_key: str, number: int) -> None:
+        """Drop the transcripts and output texts of a run pair once it is graded and compared: the statistics
+        need neither, so memory stays flat however many runs an iteration has."""
+        if self.settings.compare and number not in self.comparisons.get(case_key, {}):
+            return
+        for arm in self.plan.arms:
+            record = self.records.get(run_id(case_key, arm, number))
+            if record is not None and record.grading is not None and record.run_id not in self.to_grade:
+                record.transcript, record.outputs = [], {}
 
     def maybe_compare(self, case: Case, number: int) -> None:
         """Compare run ``number`` of both arms once both are in (and not compared or being compared)."""
@@ -254,3 +274,4 @@ class Iteration:
         await asyncio.to_thread(write_comparisons, self.folder / f"eval-{case.key}", self.comparisons[case.key])
         await self.row("add_verdict", f"eval-{case.key}-run-{number}", "compare", comparison.model_dump(mode="json"),
                        judge=judge_info(judgement) if judgement is not None else None)
+        self.release(case.key, number)
