@@ -27,9 +27,10 @@ from ..agents import TokenUsage
 from ..errors import InputError
 from ..formats.workspace import TranscriptEvent
 
-__all__ = ["Executor", "OutputFile", "RunOutput", "RunSpec", "SkillBundle", "read_bundle"]
+__all__ = ["MAX_BUNDLE_BYTES", "Executor", "OutputFile", "RunOutput", "RunSpec", "SkillBundle", "read_bundle"]
 
 _SKIP = frozenset({".git", "__pycache__"})
+MAX_BUNDLE_BYTES = 256 << 20  # a skill folder larger than this is refused (it is held in memory)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +50,7 @@ def read_bundle(folder: Path, name: str | None = None) -> SkillBundle:
     root = Path(folder).resolve()
     files: dict[str, bytes] = {}
     seen: set[str] = set()
+    size = 0
     for current, dirs, names in os.walk(root, followlinks=True):
         real = os.path.realpath(current)
         if real in seen:  # a link loop
@@ -66,6 +68,10 @@ def read_bundle(folder: Path, name: str | None = None) -> SkillBundle:
                 continue
             except OSError as exc:
                 raise InputError(f"cannot be read ({exc.strerror or exc})", file=str(path)) from None
+            size += len(files[key])
+            if size > MAX_BUNDLE_BYTES:
+                raise InputError(f"the skill folder holds more than {MAX_BUNDLE_BYTES >> 20} MiB", file=str(folder),
+                                 hint="keep large data out of the skill folder")
     digest = hashlib.sha256()
     for key in sorted(files):
         digest.update(key.encode() + b"\0" + hashlib.sha256(files[key]).digest())

@@ -134,7 +134,8 @@ class Iteration:
         self.abort = asyncio.Event()
         self.comparing: set[tuple[str, int]] = set()
         self.judging = asyncio.Semaphore(settings.concurrency)
-        self.spent = 0
+        self.spent = 0  # tokens of the runs this invocation started (the budget's count)
+        self.errors = self.tokens = 0  # error runs and tokens of every finished run
         self.rows_id = ""
         self.recorders: set[asyncio.Task[None]] = set()
         self.to_grade: set[str] = set()  # runs whose grade is on its way (their transcripts are still needed)
@@ -143,9 +144,12 @@ class Iteration:
 
     def progress(self) -> None:
         if self.on_progress is not None:
-            errors = sum(not r.ok for r in self.records.values())
-            tokens = sum(r.tokens or 0 for r in self.records.values())
-            self.on_progress(Progress(len(self.records), self.plan.total, errors, tokens, len(self.tasks)))
+            self.on_progress(Progress(len(self.records), self.plan.total, self.errors, self.tokens, len(self.tasks)))
+
+    def add(self, record: RunRecord) -> None:
+        self.records[record.run_id] = record
+        self.errors += not record.ok
+        self.tokens += record.tokens or 0
 
     def spawn(self, coro: Any, *, recording: bool = False) -> None:
         task: asyncio.Task[None] = asyncio.create_task(coro)
@@ -188,7 +192,7 @@ class Iteration:
                               arm=planned.arm, number=planned.number)
             if record is None:
                 continue
-            self.records[planned.run_id] = record
+            self.add(record)
             if self.rows is not None:
                 self.rows.add_run(self.rows_id, self.run_row(planned, record))
                 if record.grading is not None:
@@ -213,7 +217,7 @@ class Iteration:
         planned = self.planned[out.run_id]
         record = await asyncio.to_thread(write_run, self.folder_of(planned), out, case_key=planned.case.key,
                                          arm=planned.arm, number=planned.number)
-        self.records[out.run_id] = record
+        self.add(record)
         await self.row("add_run", self.run_row(planned, record))
         self.start_grading(planned.case, record)
         self.maybe_compare(planned.case, planned.number)

@@ -58,6 +58,13 @@ class Case:
         return self.case.key
 
     @property
+    def name(self) -> str | None:
+        """The case's human-readable name (``eval_name`` or ``name`` in evals.json), if it has one."""
+        extra = self.case.model_extra or {}
+        name = extra.get("eval_name", extra.get("name"))
+        return name if isinstance(name, str) and name.strip() else None
+
+    @property
     def assertions(self) -> list[str]:
         """The plain-language assertions (graded by the judge)."""
         return list(self.case.assertions)
@@ -213,18 +220,16 @@ def load_plan(skill_path: Path, *, baseline_path: Path | None = None, evals_path
     if without:
         warnings.append(f"cases without assertions (compared blind only, no pass rate): {', '.join(without)}")
     bundle = read_bundle(skill_path, skill.name)
+    arms: tuple[str, str] = (WITH_SKILL, WITHOUT_SKILL)
+    baseline: tuple[SkillBundle, ...] = ()  # without_skill: nothing installed
     if baseline_path is not None:
         baseline_path = Path(baseline_path)
         if baseline_path.name == "SKILL.md":
             baseline_path = baseline_path.parent
         warnings += _load_baseline(baseline_path, skill)
-        arms: tuple[str, str] = (WITH_SKILL, OLD_SKILL)
-        bundles: dict[str, tuple[SkillBundle, ...]] = {WITH_SKILL: (bundle,),
-                                                       OLD_SKILL: (read_bundle(baseline_path, skill.name),)}
-        if bundles[OLD_SKILL][0].digest == bundle.digest:
+        arms, baseline = (WITH_SKILL, OLD_SKILL), (read_bundle(baseline_path, skill.name),)
+        if baseline[0].digest == bundle.digest:
             warnings.append("the baseline skill is identical to the skill: the arms cannot differ")
-    else:
-        arms = (WITH_SKILL, WITHOUT_SKILL)
-        bundles = {WITH_SKILL: (bundle,), WITHOUT_SKILL: tuple[SkillBundle, ...]()}
+    bundles = {WITH_SKILL: (bundle,), arms[1]: baseline}
     return PairedPlan(skill=skill, skill_path=skill_path, evals_path=evals_path, cases=cases, arms=arms,
                       bundles=bundles, runs=runs, seed=seed, baseline_path=baseline_path, warnings=warnings)

@@ -87,8 +87,7 @@ def _read_model(path: Path, model: type[BaseModel]) -> Any:
 
 def write_case(case_dir: Path, case: Case) -> None:
     """``eval_metadata.json`` (the case as run) and ``inputs/`` (its fixture files)."""
-    meta = EvalMetadata(eval_id=case.case.id, eval_name=case.case.model_extra.get("name")
-                        if case.case.model_extra else None, prompt=case.case.prompt,
+    meta = EvalMetadata(eval_id=case.case.id, eval_name=case.name, prompt=case.case.prompt,
                         expected_output=case.case.expected_output, files=case.case.files,
                         assertions=case.texts)
     write_json(case_dir / EVAL_METADATA_FILE, meta)

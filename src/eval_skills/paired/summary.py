@@ -74,7 +74,6 @@ def run_entries(plan: PairedPlan, records: dict[str, RunRecord]) -> list[Benchma
     grouped = _by_case_arm(records.values())
     entries = []
     for case in plan.cases:
-        name = (case.case.model_extra or {}).get("name")
         for arm in plan.arms:
             for record in grouped.get(_Key(case.key, arm), []):
                 grading = record.grading
@@ -89,7 +88,7 @@ def run_entries(plan: PairedPlan, records: dict[str, RunRecord]) -> list[Benchma
                 else:
                     fields["error"] = record.error
                 result = RunResult.model_validate(fields)
-                entries.append(BenchmarkRun(eval_id=case.case.id, eval_name=name if isinstance(name, str) else None,
+                entries.append(BenchmarkRun(eval_id=case.case.id, eval_name=case.name,
                                             configuration=arm, run_number=record.number, result=result,
                                             expectations=grading.expectations if grading and record.ok else []))
     return entries
