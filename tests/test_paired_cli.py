@@ -149,7 +149,10 @@ def test_budget_stops_starting_runs_and_resume_finishes(tmp_path: Path) -> None:
     skill, _, script = small_skill(tmp_path, 4)
     common = ["--skill-path", skill, *agent_args(script), "--no-compare", "--store", tmp_path / "s.db",
               "--concurrency", 1]
-    out = paired(*common, "--budget-tokens", 40, cwd=tmp_path, script_file=script)
+    given = tmp_path / "old-feedback.json"
+    given.write_text(json.dumps({"reviews": [{"run_id": "eval-1-with_skill-run-1", "feedback": "too terse",
+                                              "timestamp": "2025-01-01T00:00:00Z"}], "status": "in_progress"}))
+    out = paired(*common, "--budget-tokens", 40, "--feedback", given, cwd=tmp_path, script_file=script)
     assert out.returncode == 0, out.stderr
     assert "--budget-tokens reached: 5 runs not started" in out.stderr
     iteration = tmp_path / "invoice-check-workspace" / "iteration-1"
@@ -159,6 +162,10 @@ def test_budget_stops_starting_runs_and_resume_finishes(tmp_path: Path) -> None:
     assert len(meta["missing_runs"]) == 5 and len(bench["runs"]) == 3 and len(lines(tmp_path / "agent-log.jsonl")) == 3
     assert any(note.startswith("Cut short by --budget-tokens 40") for note in bench["notes"])
     assert "Cut short (budget)" in (iteration / "benchmark.md").read_text()
+    reviews = json.loads((iteration / "feedback.json").read_text())["reviews"]
+    assert reviews[0] == {"run_id": "eval-1-with_skill-run-1", "feedback": "too terse",
+                          "timestamp": "2025-01-01T00:00:00Z"}
+    assert len(reviews) == 3 and {r["feedback"] for r in reviews[1:]} == {""}  # one per finished run
     with sqlite3.connect(tmp_path / "s.db") as db:
         assert db.execute("SELECT status FROM paired_iterations").fetchone() == ("cut_short",)
     # the skill changed since: resuming would mix two versions
@@ -173,6 +180,8 @@ def test_budget_stops_starting_runs_and_resume_finishes(tmp_path: Path) -> None:
     bench = json.loads((iteration / "benchmark.json").read_text())
     assert bench["metadata"]["complete"] is True and len(bench["runs"]) == 8
     assert len(lines(tmp_path / "agent-log.jsonl")) == 8  # the three finished runs were not run again
+    reviews = json.loads((iteration / "feedback.json").read_text())["reviews"]
+    assert len(reviews) == 8 and reviews[0]["feedback"] == "too terse"  # the reviews so far are kept
     assert all(path.read_bytes() == data for path, data in kept.items())
     with sqlite3.connect(tmp_path / "s.db") as db:
         assert db.execute("SELECT COUNT(*) FROM paired_runs").fetchone() == (8,)
