@@ -23,10 +23,11 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from eval_skills.agents import create_agent
 from eval_skills.judges import create_judge
-from eval_skills.paired import LocalExecutor, PairedSettings, load_plan, run_paired
+from eval_skills.paired import LocalExecutor, PairedSettings, load_plan, run_paired, thread_pool
 
 VERDICT = json.dumps({"expectations": [{"text": "a", "passed": True, "evidence": "static"},
                                        {"text": "b", "passed": False, "evidence": "static"}],
@@ -86,8 +87,13 @@ def main() -> None:
         settings = PairedSettings(workspace=root / "ws", concurrency=args.concurrency, timeout=60,
                                   agent={"agent": "command"})
         cpu0, started = cpu_seconds(), time.perf_counter()
-        outcome = asyncio.run(run_paired(plan, settings, executor=LocalExecutor(agent, concurrency=args.concurrency),
-                                         judge=judge, store_path=root / "s.db"))
+
+        async def paired() -> Any:
+            asyncio.get_running_loop().set_default_executor(thread_pool(args.concurrency))
+            return await run_paired(plan, settings, executor=LocalExecutor(agent, concurrency=args.concurrency),
+                                    judge=judge, store_path=root / "s.db")
+
+        outcome = asyncio.run(paired())
         wall, cpu = time.perf_counter() - started, cpu_seconds() - cpu0
         bench = outcome.benchmark
         runs = len(bench.runs)

@@ -134,13 +134,14 @@ def _gates(bench: Any, min_delta: float | None, min_delta_ci: float | None) -> N
 
 def _run(plan: Any, settings: Any, executor: Any, judge: Any, store_path: Path | None,
          *, show_progress: bool) -> tuple[Any, int | None]:
-    from ..paired import run_paired
+    from ..paired import run_paired, thread_pool
 
     received: list[int] = []
 
     async def main() -> Any:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
+        loop.set_default_executor(thread_pool(settings.concurrency))
 
         def interrupt(sig: int) -> None:
             received.append(sig)

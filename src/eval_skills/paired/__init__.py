@@ -18,7 +18,7 @@ The modules read top-down, in the order the data flows:
 from __future__ import annotations
 
 from .executor import Executor, OutputFile, RunOutput, RunSpec, SkillBundle, read_bundle
-from .local import LocalExecutor
+from .local import LocalExecutor, thread_pool
 from .pipeline import PairedOutcome, PairedSettings, Progress, resolve_iteration, run_paired
 from .plan import Case, PairedPlan, PlannedRun, ab_order, load_plan
 
@@ -40,4 +40,5 @@ __all__ = [
     "read_bundle",
     "resolve_iteration",
     "run_paired",
+    "thread_pool",
 ]

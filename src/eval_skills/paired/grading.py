@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 from ..formats.workspace import Comparison, Expectation, Grading, GradingSummary, MessageEvent, ToolCallEvent
@@ -23,7 +24,7 @@ from .record import RunRecord
 
 __all__ = ["CHECK_DEADLINE", "compare_runs", "grade_run", "judge_info", "summarize"]
 
-CHECK_DEADLINE = 10.0  # seconds one deterministic check may take (a regex on a huge response)
+CHECK_DEADLINE = 10.0  # seconds the deterministic checks of one run may take (a regex on a huge response)
 TRANSCRIPT_VALUE_LIMIT = 4000  # characters of one transcript field shown to the judge
 TRANSCRIPT_EVENTS = 200  # transcript events shown to the judge: the first quarter and the rest from the end
 ENGINE = "assertion engine"
@@ -69,22 +70,31 @@ def _for_judge(transcript: list[Any]) -> list[Any]:
 
 
 async def _checks(case: Case, record: RunRecord) -> list[Expectation]:
+    """The case's deterministic checks on the response, in a thread (a regex on untrusted text must not hold
+    the event loop) with a deadline: a check that has not finished by then is not graded."""
+    if not case.checks:
+        return []
     text = record.response or ""
     calls = [e.model_dump(mode="json") for e in record.transcript if isinstance(e, ToolCallEvent)]
-    out = []
-    for item in case.checks:
-        try:
-            async with asyncio.timeout(CHECK_DEADLINE):
-                result: CheckResult = await asyncio.to_thread(run_check, item.check, text, calls)
-            passed: bool | None = result.passed
-            evidence = result.evidence
-        except TimeoutError:
-            passed, evidence = None, f"the check took longer than {CHECK_DEADLINE:g} s: not graded"
-        except Exception as exc:  # an untrusted response must never crash grading
-            passed, evidence = None, f"the check failed: {type(exc).__name__}: {exc}"
-        out.append(Expectation.model_validate({"text": item.text, "passed": passed, "evidence": evidence,
-                                               "graded_by": ENGINE}))
-    return out
+    results: list[tuple[bool | None, str]] = []
+
+    def run_all() -> None:
+        for item in case.checks:
+            try:
+                result: CheckResult = run_check(item.check, text, calls)
+                results.append((result.passed, result.evidence))
+            except Exception as exc:  # an untrusted response must never crash grading
+                results.append((None, f"the check failed: {type(exc).__name__}: {exc}"))
+
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(CHECK_DEADLINE):
+            await asyncio.to_thread(run_all)
+    late = (None, f"the checks took longer than {CHECK_DEADLINE:g} s: not graded")
+    done = list(results)  # a check still running goes on in its thread; its result is not taken
+    outcomes = [done[i] if i < len(done) else late for i in range(len(case.checks))]
+    return [Expectation.model_validate({"text": item.text, "passed": passed, "evidence": evidence,
+                                        "graded_by": ENGINE})
+            for item, (passed, evidence) in zip(case.checks, outcomes, strict=True)]
 
 
 async def grade_run(case: Case, record: RunRecord, judge: Judge | None) -> tuple[Grading, Judgement | None]:

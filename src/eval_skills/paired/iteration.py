@@ -170,10 +170,11 @@ class Iteration:
     def folder_of(self, planned: PlannedRun) -> Path:
         return run_dir(self.folder, planned.case.key, planned.arm, planned.number)
 
-    async def row(self, method: str, *args: Any, **kwargs: Any) -> None:
-        """A store write, in a thread so the event loop never waits on SQLite (no store: nothing)."""
+    def row(self, method: str, *args: Any, **kwargs: Any) -> None:
+        """A store write (no store: nothing). Called from the threads that write the run's files, so the event
+        loop never waits on SQLite and a run's file and row are written in one trip."""
         if self.rows is not None:
-            await asyncio.to_thread(getattr(self.rows, method), self.rows_id, *args, **kwargs)
+            getattr(self.rows, method)(self.rows_id, *args, **kwargs)
 
     @staticmethod
     def run_row(planned: PlannedRun, record: RunRecord) -> dict[str, Any]:
@@ -193,10 +194,9 @@ class Iteration:
             if record is None:
                 continue
             self.add(record)
-            if self.rows is not None:
-                self.rows.add_run(self.rows_id, self.run_row(planned, record))
-                if record.grading is not None:
-                    self.rows.set_grade(self.rows_id, record.run_id, record.grading.summary.model_dump())
+            self.row("add_run", self.run_row(planned, record))
+            if record.grading is not None:
+                self.row("add_grade", record.run_id, record.grading.summary.model_dump())
             if record.grading is None or any(e.passed is None for e in record.grading.expectations):
                 self.start_grading(planned.case, record)
         for case in self.plan.cases:
@@ -215,10 +215,15 @@ class Iteration:
 
     async def record(self, out: RunOutput) -> None:
         planned = self.planned[out.run_id]
-        record = await asyncio.to_thread(write_run, self.folder_of(planned), out, case_key=planned.case.key,
-                                         arm=planned.arm, number=planned.number)
+
+        def write() -> RunRecord:
+            record = write_run(self.folder_of(planned), out, case_key=planned.case.key, arm=planned.arm,
+                               number=planned.number)
+            self.row("add_run", self.run_row(planned, record))
+            return record
+
+        record = await asyncio.to_thread(write)
         self.add(record)
-        await self.row("add_run", self.run_row(planned, record))
         self.start_grading(planned.case, record)
         self.maybe_compare(planned.case, planned.number)
         self.progress()
@@ -234,16 +239,21 @@ class Iteration:
         finally:
             self.to_grade.discard(record.run_id)
         planned = self.planned[record.run_id]
-        await asyncio.to_thread(write_grading, self.folder_of(planned), grading)
-        record.grading = grading
-        await self.row("set_grade", record.run_id, grading.summary.model_dump())
         by_judge = [(e.model_extra or {}).get("graded_by") == "judge" for e in grading.expectations]
-        judged = [e.model_dump() for e, j in zip(grading.expectations, by_judge, strict=True) if j]
-        checked = [e.model_dump() for e, j in zip(grading.expectations, by_judge, strict=True) if not j]
+        verdicts: list[tuple[str, Any, dict[str, Any] | None]] = []
         if judgement is not None:
-            await self.row("add_verdict", record.run_id, "grade", judged, judge=judge_info(judgement))
+            verdicts.append(("grade", [e.model_dump() for e, j in zip(grading.expectations, by_judge, strict=True)
+                                       if j], judge_info(judgement)))
+        checked = [e.model_dump() for e, j in zip(grading.expectations, by_judge, strict=True) if not j]
         if checked:
-            await self.row("add_verdict", record.run_id, "checks", checked, judge={"backend": "engine"})
+            verdicts.append(("checks", checked, {"backend": "engine"}))
+
+        def save() -> None:
+            write_grading(self.folder_of(planned), grading)
+            self.row("add_grade", record.run_id, grading.summary.model_dump(), verdicts)
+
+        await asyncio.to_thread(save)
+        record.grading = grading
         self.release(case.key, planned.number)
 
     def release(self, case_key: str, number: int) -> None:
@@ -275,7 +285,12 @@ class Iteration:
         finally:
             self.comparing.discard((case.key, number))
         self.comparisons[case.key][number] = comparison
-        await asyncio.to_thread(write_comparisons, self.folder / f"eval-{case.key}", self.comparisons[case.key])
-        await self.row("add_verdict", f"eval-{case.key}-run-{number}", "compare", comparison.model_dump(mode="json"),
-                       judge=judge_info(judgement) if judgement is not None else None)
+        every = dict(self.comparisons[case.key])
+
+        def save() -> None:
+            write_comparisons(self.folder / f"eval-{case.key}", every)
+            self.row("add_verdict", f"eval-{case.key}-run-{number}", "compare", comparison.model_dump(mode="json"),
+                     judge=judge_info(judgement) if judgement is not None else None)
+
+        await asyncio.to_thread(save)
         self.release(case.key, number)

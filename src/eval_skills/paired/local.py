@@ -14,6 +14,7 @@ import contextlib
 import shutil
 import tempfile
 from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from ..agents import Agent, AgentRequest, AgentResult, SkillSource
 from ..errors import InputError
 from .executor import OutputFile, RunOutput, RunSpec, SkillBundle
 
-__all__ = ["MAX_OUTPUT_FILE", "LocalExecutor"]
+__all__ = ["MAX_OUTPUT_FILE", "LocalExecutor", "thread_pool"]
 
 MAX_OUTPUT_FILE = 10 << 20  # bytes of one file brought back from a run; larger ones are listed, not copied
 
@@ -35,6 +36,13 @@ def _safe_name(name: str) -> str:
     if not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name:
         raise InputError(f"fixture file name {name!r} is not a plain file name", field="files")
     return name
+
+
+def thread_pool(concurrency: int) -> ThreadPoolExecutor:
+    """A thread pool sized for ``concurrency`` local runs: each run's file work (preparing its folder,
+    installing skills, snapshots, copying outputs, writing its records) goes through ``asyncio.to_thread``, so
+    set this as the event loop's default executor (the CLI does) or runs wait for threads."""
+    return ThreadPoolExecutor(max_workers=2 * concurrency + 4, thread_name_prefix="eval-skills")
 
 
 class LocalExecutor:
@@ -130,9 +138,17 @@ class LocalExecutor:
             result = await self.agent.run(AgentRequest(spec.prompt, workdir, skills, timeout=spec.timeout,
                                                        max_turns=spec.max_turns, model=spec.model))
             finished = _now()
-            files = await asyncio.to_thread(self._collect, workdir, result)
-        finally:
+        except BaseException:
             await asyncio.to_thread(shutil.rmtree, workdir, True)
+            raise
+
+        def collect_and_remove() -> list[OutputFile]:
+            try:
+                return self._collect(workdir, result)
+            finally:
+                shutil.rmtree(workdir, True)
+
+        files = await asyncio.to_thread(collect_and_remove)
         return RunOutput(run_id=spec.run_id, status=result.status, response=result.response, error=result.error,
                          transcript=result.transcript, files=files, duration_s=result.duration_s,
                          usage=result.usage, started_at=started, finished_at=finished, agent=result.agent,

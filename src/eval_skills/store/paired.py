@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .sqlite import Store, _clip, _dumps, _now, _redact, encode_output
@@ -23,6 +23,17 @@ _RUN_COLUMNS = ("run_id", "eval_id", "arm", "run_number", "status", "error", "re
                 "started_at", "finished_at")
 _VERDICT_COLUMNS = ("subject", "kind", "backend", "model", "prompt_version", "verdict_json", "error", "attempts",
                     "cached", "duration_s", "finished_at")
+
+
+_INSERT_VERDICT = (f"INSERT OR REPLACE INTO paired_verdicts (iteration_id, {', '.join(_VERDICT_COLUMNS)})"
+                   f" VALUES ({', '.join('?' * (len(_VERDICT_COLUMNS) + 1))})")
+
+
+def _verdict_values(subject: str, kind: str, verdict: Any, judge: Mapping[str, Any] | None) -> tuple[Any, ...]:
+    judge = judge or {}
+    return (subject, kind, judge.get("backend"), judge.get("model"), judge.get("prompt_version"),
+            None if verdict is None else encode_output(verdict), _clip(judge.get("error")), judge.get("attempts"),
+            None if "cached" not in judge else int(bool(judge["cached"])), judge.get("duration_s"), _now())
 
 
 class PairedStore:
@@ -61,27 +72,24 @@ class PairedStore:
             db.execute(f"INSERT OR REPLACE INTO paired_runs (iteration_id, {', '.join(_RUN_COLUMNS)})"
                        f" VALUES ({marks})", (iteration_id, *values))
 
-    def set_grade(self, iteration_id: str, run_id: str, summary: Mapping[str, Any]) -> None:
-        """The run's grading summary: ``passed``, ``failed``, ``total``, ``ungraded``, ``pass_rate``."""
+    def add_grade(self, iteration_id: str, run_id: str, summary: Mapping[str, Any],
+                  verdicts: Iterable[tuple[str, Any, Mapping[str, Any] | None]] = ()) -> None:
+        """The run's grading summary (``passed``, ``failed``, ``total``, ``ungraded``, ``pass_rate``) and the
+        verdicts it came from, as ``(kind, verdict, judge)``, in one transaction."""
         with self.store._write("saving a paired run's grade") as db:
             db.execute("UPDATE paired_runs SET passed = ?, failed = ?, total = ?, ungraded = ?, pass_rate = ?"
                        " WHERE iteration_id = ? AND run_id = ?",
                        (summary.get("passed"), summary.get("failed"), summary.get("total"),
                         summary.get("ungraded"), summary.get("pass_rate"), iteration_id, run_id))
+            for kind, verdict, judge in verdicts:
+                db.execute(_INSERT_VERDICT, (iteration_id, *_verdict_values(run_id, kind, verdict, judge)))
 
     def add_verdict(self, iteration_id: str, subject: str, kind: str, verdict: Any, *,
                     judge: Mapping[str, Any] | None = None) -> None:
         """A verdict (``grade``, ``checks`` or ``compare``) on ``subject`` (a run id, or a run pair); ``judge``
         holds backend, model, prompt_version, attempts, cached, duration_s and error when a judge gave it."""
-        judge = judge or {}
-        values = (subject, kind, judge.get("backend"), judge.get("model"), judge.get("prompt_version"),
-                  None if verdict is None else encode_output(verdict), _clip(judge.get("error")),
-                  judge.get("attempts"), None if "cached" not in judge else int(bool(judge["cached"])),
-                  judge.get("duration_s"), _now())
-        marks = ", ".join("?" * (len(_VERDICT_COLUMNS) + 1))
         with self.store._write("saving a verdict") as db:
-            db.execute(f"INSERT OR REPLACE INTO paired_verdicts (iteration_id, {', '.join(_VERDICT_COLUMNS)})"
-                       f" VALUES ({marks})", (iteration_id, *values))
+            db.execute(_INSERT_VERDICT, (iteration_id, *_verdict_values(subject, kind, verdict, judge)))
 
     def finish_iteration(self, iteration_id: str, *, status: str, summary: Mapping[str, Any]) -> None:
         """``finished``, ``interrupted`` or ``cut_short``, with the benchmark's summary (no runs)."""
