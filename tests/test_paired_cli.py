@@ -111,6 +111,7 @@ def test_bad_skill_options_and_workspace_are_exit_2(tmp_path: Path, monkeypatch)
                                                                                      ".run_id")
     check(["--skill-path", skill, "--agent-cmd", "no-such-agent-xyz {prompt}", *judge_args()], "not found")
     check(["--skill-path", skill, "--resume", *common], "no iteration to resume")
+    check(["--skill-path", skill, "--workspace", skill / "runs", *common], "--workspace: is inside the skill folder")
     taken = tmp_path / "invoice-check-workspace" / "iteration-1"
     taken.mkdir(parents=True)
     (taken / "notes.txt").write_text("mine")

@@ -83,6 +83,11 @@ async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Ex
     if judge is None and (plan.needs_judge or settings.compare):
         raise InputError("plain-language assertions and the blind A/B need a judge", field="--judge",
                          hint="give --judge-cmd or --judge, or --no-compare with only selftune_assertions")
+    for skill_folder in filter(None, (plan.skill_path, plan.baseline_path)):
+        if settings.workspace.resolve().is_relative_to(skill_folder.resolve()):
+            raise InputError("is inside the skill folder (its runs would become part of the skill)",
+                             file=str(settings.workspace), field="--workspace",
+                             hint="put the workspace beside the skill, as the default does")
     number, folder = resolve_iteration(settings.workspace, settings.iteration, settings.resume)
     config = iteration_config(plan, settings)
     if settings.resume:
