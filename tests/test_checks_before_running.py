@@ -143,12 +143,17 @@ def test_a_local_benchmark_shadowing_a_built_in_says_so_once(tmp_path):
     assert "1 tasks" in out.stdout
 
 
-@pytest.mark.parametrize("args", [["-V"], ["--json", "eval"], ["--nope"]])
-def test_root_usage_errors_are_one_line(tmp_path, args):
+@pytest.mark.parametrize("args, problem, where", [
+    (["-V"], "No such option", "eval-skills"),
+    (["--nope"], "No such option", "eval-skills"),
+    # a global option before the command is the command's: then the command's usage error, one line too
+    (["--json", "eval"], "Missing option '--skills'", "eval-skills eval"),
+])
+def test_root_usage_errors_are_one_line(tmp_path, args, problem, where):
     out = cli(*args, cwd=tmp_path)
     assert out.returncode == 2
     (line,) = out.stderr.strip().splitlines()
-    assert line.startswith("error: No such option") and line.endswith("(see 'eval-skills --help')")
+    assert line.startswith(f"error: {problem}") and line.endswith(f"(see '{where} --help')")
 
 
 def test_help_says_where_benchmarks_are_found_and_what_is_never_retried(tmp_path):

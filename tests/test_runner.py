@@ -121,13 +121,28 @@ def test_retries_exhausted_keep_the_last_error(tmp_path):
     assert result.status == "error" and result.attempts == 2 and result.error == "always broken"
 
 
-def test_input_schema_mismatch_is_a_task_error_and_other_tasks_run(tmp_path):
+def _schema_plan(tmp_path, strict):
     schema = {"type": "object", "properties": {"x": {"type": "string", "maxLength": 1}}, "required": ["x"]}
     b = Benchmark.model_validate({"id": "b", "tasks": [
         {"id": "ok", "inputData": {"x": "1"}, "expectedOutput": {"value": "1"}},
         {"id": "bad", "inputData": {"x": "12"}, "expectedOutput": {"value": "12"}}]})
-    plan = build_plan([make_skill(tmp_path, input_schema=schema)], b, runs=1, default_evaluator="exact")
-    outcome, adapters = run(plan, lambda inp: {"result": inp["x"]})
+    return build_plan([make_skill(tmp_path, input_schema=schema)], b, runs=1, default_evaluator="exact",
+                      strict_input=strict)
+
+
+def test_input_schema_mismatch_is_sent_anyway_with_a_warning(tmp_path):
+    outcome, adapters = run(_schema_plan(tmp_path, strict=False), lambda inp: {"result": inp["x"]})
+    by_id = {r.task_id: r for r in outcome.results}
+    assert by_id["ok"].status == "pass" and "warnings" not in by_id["ok"].to_json()
+    bad = by_id["bad"]
+    assert bad.status == "pass" and bad.error is None
+    (warning,) = bad.to_json()["warnings"]
+    assert "inputSchema" in warning and "$.x" in warning
+    assert sorted(adapters["echo"].calls, key=str) == [{"x": "1"}, {"x": "12"}]
+
+
+def test_strict_input_makes_a_mismatch_the_task_error_and_other_tasks_run(tmp_path):
+    outcome, adapters = run(_schema_plan(tmp_path, strict=True), lambda inp: {"result": inp["x"]})
     by_id = {r.task_id: r for r in outcome.results}
     assert by_id["ok"].status == "pass"
     assert by_id["bad"].status == "error" and "inputSchema" in by_id["bad"].error

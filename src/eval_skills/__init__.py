@@ -25,7 +25,7 @@ _EXPORTS: dict[str, str] = {
     "EvalSkillsError": "errors", "InputError": "errors", "UnknownBenchmarkError": "errors",
     "UnknownScorerError": "errors", "SkillError": "errors", "SkillTimeout": "errors", "SkillCrashed": "errors",
     "SkillProtocolError": "errors", "SkillRpcError": "errors", "SkillHttpError": "errors",
-    "ScorerError": "errors", "HarnessError": "errors", "HarnessResourceError": "errors",
+    "ScorerError": "errors", "HarnessError": "errors", "HarnessResourceError": "errors", "JudgeError": "errors",
     # formats
     "Skill": "formats.skill", "SkillManifest": "formats.skill", "AdapterConfig": "formats.skill",
     "load_skill": "formats.skill", "load_skills": "formats.skill",
@@ -35,6 +35,10 @@ _EXPORTS: dict[str, str] = {
     "TaskResult": "results", "Invocation": "results", "Usage": "results", "Score": "results",
     # adapters
     "Adapter": "adapters", "FakeAdapter": "adapters", "create_adapter": "adapters",
+    # agents and judges
+    "Agent": "agents", "AgentRequest": "agents", "AgentResult": "agents", "create_agent": "agents",
+    "Judge": "judges", "Judgement": "judges", "create_judge": "judges", "GradeRequest": "judges",
+    "CompareRequest": "judges", "ScoreRequest": "judges",
     # scoring
     "scorer": "scoring.scorers", "get_scorer": "scoring.scorers", "SCORERS": "scoring.scorers",
     "Check": "scoring.assertions", "CheckResult": "scoring.assertions", "run_check": "scoring.assertions",
@@ -44,6 +48,10 @@ _EXPORTS: dict[str, str] = {
     "evaluate": "evaluation", "EvaluationOutcome": "evaluation", "RunFailed": "evaluation",
     "Store": "store", "write_reports": "reports", "load_report_file": "reports",
     "check_fixtures": "fixtures_check",
+    # commands as functions
+    "create_skill": "scaffold", "init_project": "scaffold", "find_skills": "discovery", "scan_skills": "discovery",
+    "Strategy": "formats.strategy", "load_strategy": "formats.strategy", "select_skills": "selection",
+    "diff_reports": "reports.diff", "import_gaia": "catalog", "import_toolbench": "catalog",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]

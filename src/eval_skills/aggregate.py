@@ -6,19 +6,53 @@ from collections.abc import Sequence
 from typing import Any
 
 from .plan import Plan
+from .reports import tag_breakdown
 from .results import TaskResult
-from .stats import skill_summary
+from .stats import CI_MIN_RESULTS, bootstrap_ci, pass_at_k, skill_summary, weighted_mean
+from .stats.estimators import CI_ITERATIONS
 
-__all__ = ["build_reports"]
+__all__ = ["build_reports", "partial_score"]
+
+
+def partial_score(plan: Plan, results: Sequence[TaskResult]) -> float | None:
+    """The partial score by the benchmark's ``scoringMethod``: ``mean`` of the task scores, ``weighted_mean``
+    by each task's ``weight`` (1 unless set), or ``pass_at_k`` averaged over tasks (None when not computable)."""
+    if not results:
+        return None
+    method = plan.benchmark.scoringMethod
+    if method == "weighted_mean":
+        weights = {p.task.id: p.task.weight for p in plan.tasks}
+        return weighted_mean([r.score for r in results], [weights.get(r.task_id, 1.0) for r in results])
+    if method == "pass_at_k":
+        passes: dict[str, list[bool]] = {}
+        for r in results:
+            passes.setdefault(r.task_id, []).append(r.status == "pass")
+        return pass_at_k(passes, plan.benchmark.k)
+    return sum(r.score for r in results) / len(results)
+
+
+def _evaluator_metadata(plan: Plan) -> dict[str, Any]:
+    """How the numbers were made: the scoring method, the scorers the tasks used, the interval's method."""
+    benchmark = plan.benchmark
+    meta: dict[str, Any] = {"scoringMethod": benchmark.scoringMethod}
+    if benchmark.scoringMethod == "pass_at_k":
+        meta["k"] = benchmark.k
+    meta["scorers"] = sorted({p.scorer_type for p in plan.tasks})
+    meta["confidenceInterval"] = {"method": "bootstrap", "iterations": CI_ITERATIONS, "seed": 0,
+                                  "minResults": CI_MIN_RESULTS}
+    return meta
 
 
 def build_reports(plan: Plan, results: Sequence[TaskResult], *, timestamp: str, default_timeout_ms: int,
                   timeout_override_ms: int | None = None, interrupted: bool = False) -> list[dict[str, Any]]:
-    """One report per skill, in plan order, task results sorted by (run, task order).
+    """One report per skill, in plan order, task results sorted by (run, task order), each with its task's
+    ``tags``; ``tagBreakdown`` holds the completion rate and partial score per tag.
 
     The latency budget of the composite score is the benchmark's ``maxLatencyMs``, else the timeout the
     skill's tasks ran with (the user's, else the skill's own, else the default)."""
     order = {p.task.id: i for i, p in enumerate(plan.tasks)}
+    weights = {p.task.id: p.task.weight for p in plan.tasks}
+    tags = {p.task.id: list(p.task.tags) for p in plan.tasks}
     by_skill: dict[str, list[TaskResult]] = {s.id: [] for s in plan.skills}
     for result in results:
         by_skill.setdefault(result.skill_id, []).append(result)
@@ -41,6 +75,16 @@ def build_reports(plan: Plan, results: Sequence[TaskResult], *, timestamp: str, 
             "interrupted": interrupted,
         }
         report.update(skill_summary(mine, runs=plan.runs, latency_budget_ms=budget, tasks_per_run=len(plan.tasks)))
-        report["taskResults"] = [r.to_json() for r in mine]
+        summary = report["summary"]
+        if benchmark.scoringMethod != "mean":
+            score = partial_score(plan, mine)
+            summary["partialScore"] = None if score is None else round(score, 4)
+        summary["confidenceInterval"] = (bootstrap_ci([r.score for r in mine])
+                                         if len(mine) >= CI_MIN_RESULTS else None)
+        summary["inputWarnings"] = sum(1 for r in mine if r.extra.get("warnings"))
+        report["evaluatorMetadata"] = _evaluator_metadata(plan)
+        report["taskResults"] = [{**r.to_json(), "tags": tags.get(r.task_id, []),
+                                  "weight": weights.get(r.task_id, 1.0)} for r in mine]
+        report["tagBreakdown"] = tag_breakdown(report["taskResults"])
         reports.append(report)
     return reports

@@ -13,6 +13,8 @@
     │   ├── SkillRpcError           a JSON-RPC ``error`` reply: the skill said no, never retried
     │   └── SkillHttpError          an HTTP status >= 400 or a connection failure
     ├── ScorerError                 a scorer (usually a custom one) raised: a task error, not a crash
+    ├── JudgeError                  a judge gave no valid verdict (crash, timeout, unparseable reply):
+    │                               recorded as a judge error, never as a failed assertion
     └── HarnessError                a fault of our own (a broken store, ...): stops the run
         └── HarnessResourceError    out of file descriptors, processes or memory: retried, then stops the run
 
@@ -26,6 +28,7 @@ __all__ = [
     "HarnessError",
     "HarnessResourceError",
     "InputError",
+    "JudgeError",
     "ScorerError",
     "SkillCrashed",
     "SkillError",
@@ -110,6 +113,10 @@ class SkillHttpError(SkillError):
 
 class ScorerError(EvalSkillsError):
     """A scorer raised while scoring one task; the task is recorded as an error."""
+
+
+class JudgeError(EvalSkillsError):
+    """A judge gave no valid verdict for one request: its own outcome, never a failed assertion."""
 
 
 class HarnessError(EvalSkillsError):

@@ -18,6 +18,7 @@ from .adapters import create_adapter
 from .aggregate import build_reports
 from .errors import HarnessError
 from .plan import Plan
+from .preflight import close_adapters, run_preflight
 from .results import TaskResult
 from .runner import AdapterFactory, RunSettings, execute
 
@@ -73,25 +74,27 @@ async def evaluate(plan: Plan, settings: RunSettings, *, store_path: Path | None
     out of descriptors) stops it cleanly: reports are written, the evaluation is marked failed with the
     reason, and :class:`RunFailed` is raised.
     """
+    from .reports import prepare_output_dir
     from .store import Store
     from .store.writer import ResultWriter
 
     started = timestamp_now()
     # Check everything that can be wrong before anything runs or is written.
     adapters = {skill.id: factory(skill) for skill in plan.skills}
-    for adapter in adapters.values():
-        await adapter.preflight()
+    if await run_preflight(plan, adapters, stop) is None:  # interrupted while skills were checked
+        return EvaluationOutcome([], [], True)
     writing_reports = output_dir is not None and bool(formats)
-    if writing_reports:
-        from .reports import prepare_output_dir
-
-        prepare_output_dir(output_dir, formats, create=False)  # type: ignore[arg-type]
-    if store_path is not None:
-        Store.check(store_path)
     store = None
-    if store_path is not None:
-        store = (Store.open(store_path) if busy_timeout_ms is None
-                 else Store.open(store_path, busy_timeout_ms=busy_timeout_ms))
+    try:
+        if writing_reports:
+            prepare_output_dir(output_dir, formats, create=False)  # type: ignore[arg-type]
+        if store_path is not None:
+            Store.check(store_path)
+            store = (Store.open(store_path) if busy_timeout_ms is None
+                     else Store.open(store_path, busy_timeout_ms=busy_timeout_ms))
+    except BaseException:
+        await close_adapters(adapters.values())
+        raise
     evaluation_id = ""
     writer: ResultWriter | None = None
     failure: HarnessError | None = None

@@ -25,7 +25,7 @@ from .scoring.scorers import (
 __all__ = ["Plan", "PlannedTask", "WorkItem", "build_plan"]
 
 # expectedOutput keys besides its declared fields that scorers read (a custom scorer may use any)
-EXPECTED_OPTIONAL = {"flags"}
+EXPECTED_OPTIONAL = {"flags", "rubric"}
 
 
 @dataclass(slots=True)
@@ -55,6 +55,7 @@ class Plan:
     runs: int
     scoring: ScoringContext = field(default_factory=ScoringContext)
     input_problems: dict[tuple[str, str], str] = field(default_factory=dict)
+    strict_input: bool = False  # an input_problem is the task's error instead of a warning
 
     @property
     def total(self) -> int:
@@ -82,7 +83,7 @@ class Plan:
 
 
 def _input_problems(skills: list[Skill], tasks: list[Task], timeout_s: float) -> dict[tuple[str, str], str]:
-    """Tasks whose inputData does not fit a skill's inputSchema: each becomes a task error, not a stop."""
+    """Tasks whose inputData does not fit a skill's inputSchema: a warning (or a task error), not a stop."""
     problems: dict[tuple[str, str], str] = {}
     for skill in skills:
         schema = skill.manifest.inputSchema
@@ -134,12 +135,18 @@ def _plan_task(benchmark: Benchmark, index: int, task: Task, default_evaluator: 
 
 def build_plan(skills: list[Skill], benchmark: Benchmark, *, runs: int, default_evaluator: str,
                base_dir: Path | None = None, benchmark_file: str | None = None,
-               scorer_timeout_s: float = DEFAULT_SCORER_TIMEOUT_S) -> Plan:
+               scorer_timeout_s: float = DEFAULT_SCORER_TIMEOUT_S, strict_input: bool = False) -> Plan:
     """Resolve every task's scorer and options and check inputs; any problem with the files raises InputError
-    now. Custom scorers are loaded now (their workers are kept for the run): close the plan when done."""
+    now. Custom scorers are loaded now (their workers are kept for the run): close the plan when done.
+
+    A task input that does not match a skill's ``inputSchema`` is sent anyway and recorded as a warning
+    on its result; with ``strict_input`` it is that task's error instead."""
     if not skills:
         raise InputError("no skills to evaluate", hint="pass --skills with a skill.json or a folder")
     where = benchmark_file or f"benchmark {benchmark.id}"
+    if benchmark.scoringMethod == "pass_at_k" and runs < benchmark.k:
+        raise InputError(f"scoringMethod pass_at_k with passAtK {benchmark.k} needs at least {benchmark.k} "
+                         f"runs of each task", field="--runs", hint=f"run with --runs {benchmark.k} or more")
     try:
         get_scorer(default_evaluator)
     except InputError as exc:
@@ -153,4 +160,4 @@ def build_plan(skills: list[Skill], benchmark: Benchmark, *, runs: int, default_
         scoring.close()
         raise
     return Plan(skills=skills, benchmark=benchmark, tasks=planned, runs=runs, scoring=scoring,
-                input_problems=problems)
+                input_problems=problems, strict_input=strict_input)

@@ -60,8 +60,9 @@ class TaskResult:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        """The original tool's TaskResult shape (field names are a compatibility promise)."""
-        return {
+        """The original tool's TaskResult shape (field names are a compatibility promise), plus
+        ``warnings`` when there are any (an input that did not match the skill's inputSchema)."""
+        data = {
             "taskId": self.task_id,
             "skillId": self.skill_id,
             "runId": self.run_id,
@@ -75,3 +76,7 @@ class TaskResult:
             "usage": self.usage.to_json() if self.usage else None,
             "attempts": self.attempts,
         }
+        warnings = self.extra.get("warnings")
+        if warnings:
+            data["warnings"] = list(warnings)
+        return data

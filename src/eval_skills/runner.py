@@ -21,7 +21,7 @@ from .adapters.base import Adapter
 from .errors import HarnessError, HarnessResourceError, InputError, ScorerError, SkillError
 from .formats.skill import Skill
 from .plan import Plan, WorkItem
-from .processes import reap_orphans, resource_failure
+from .procs import reap_orphans, resource_failure
 from .results import TaskResult
 from .scoring.offloop import run_off_loop
 
@@ -42,9 +42,16 @@ class RunSettings:
     retries: int = 0
     backoff_ms: int = 500  # wait backoff_ms * attempt before retry number `attempt`
     timeout_override_ms: int | None = None
+    retries_override: int | None = None  # the user's --retries (or config file): wins over the skill's own
 
     def timeout_for(self, task_timeout_ms: int | None, skill_timeout_ms: int | None) -> int:
         return task_timeout_ms or self.timeout_override_ms or skill_timeout_ms or self.timeout_ms
+
+    def retries_for(self, skill_retries: int | None) -> int:
+        """``retries_override``, else the skill's ``adapter.config.json`` ``retries``, else ``retries``."""
+        if self.retries_override is not None:
+            return self.retries_override
+        return skill_retries if skill_retries is not None else self.retries
 
 
 RESOURCE_RETRIES = 5  # a task that hits a harness resource limit waits and tries again this many times
@@ -101,6 +108,7 @@ async def _invoke(item: WorkItem, adapter: Adapter, settings: RunSettings, base:
     """Call the skill, with retries; returns the Invocation, or None when ``base`` now holds the failure."""
     task = item.planned.task
     timeout_s = settings.timeout_for(item.planned.timeout_ms, item.skill.adapter.timeoutMs) / 1000
+    retries = settings.retries_for(item.skill.adapter.retries)
     attempt = resource_attempt = 0
     while True:
         attempt += 1
@@ -134,7 +142,7 @@ async def _invoke(item: WorkItem, adapter: Adapter, settings: RunSettings, base:
                 base.error = f"{type(exc).__name__}: {exc}"
                 retryable = True
             base.attempts = attempt
-            if retryable and attempt <= settings.retries:
+            if retryable and attempt <= retries:
                 await asyncio.sleep(settings.backoff_ms * attempt / 1000)
                 continue
             return None
@@ -150,9 +158,11 @@ async def _run_item(item: WorkItem, adapter: Adapter, plan: Plan, settings: RunS
     planned = item.planned
     task = planned.task
     base = TaskResult(task.id, item.skill.id, item.run_id, "error", 0.0, None, scorer_type=planned.scorer_type)
-    if item.input_problem:
-        base.error = item.input_problem
-        return base
+    if item.input_problem:  # sent anyway, as the original does, unless the plan is strict about inputs
+        if plan.strict_input:
+            base.error = item.input_problem
+            return base
+        base.extra["warnings"] = [item.input_problem]
     invocation = await _invoke(item, adapter, settings, base)
     if invocation is None:
         return base

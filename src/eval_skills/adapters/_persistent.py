@@ -177,7 +177,7 @@ class PersistentChannel:
     async def _watch(self, child: Child) -> None:
         """When the program exits but something it started holds its stdout, end it as if stdout closed."""
         try:
-            await asyncio.wait((child.exited,))  # not `await child.exited`: cancelling us must not cancel it
+            await child.exited()
             reader = self._reader
             if reader is not None:
                 await asyncio.wait((reader,), timeout=LEFTOVER_GRACE)

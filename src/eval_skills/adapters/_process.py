@@ -1,27 +1,30 @@
-"""What the adapters that run programs share: the child's clean environment, the command line,
-process groups, bounded reading of a child's output, and token usage in replies.
+"""What the adapters that run programs share beyond :mod:`eval_skills.procs`: the child's clean
+environment and token usage in replies.
 
-Every program is started in its own session (so its process group can be killed whole), with the
+Every skill program is started in its own session (so its process group can be killed whole), with the
 skill's folder as working directory and an environment that holds only what the skill is given.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
-import re
-import select
-import shlex
-import shutil
-import signal
-import sys
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
-from ..errors import HarnessResourceError, SkillCrashed, SkillProtocolError
 from ..formats.skill import AdapterConfig
-from ..processes import forget, kill_group, kill_tree, reap_orphans, resource_failure, spawning
+from ..procs import (  # noqa: F401 - re-exported for the adapter modules
+    MAX_LINE_BYTES,
+    STDERR_BYTES,
+    STREAM_LIMIT,
+    Child,
+    Ring,
+    describe_exit,
+    excerpt,
+    kill_group,
+    read_line,
+    resolve_argv,
+    split_command,
+)
 from ..results import Usage
 
 __all__ = [
@@ -42,10 +45,6 @@ __all__ = [
 ]
 
 BASE_ENV_KEYS = ("PATH", "HOME", "LANG", "LC_ALL", "TZ", "SYSTEMROOT")
-STREAM_LIMIT = 1 << 20  # asyncio StreamReader limit: its buffer pauses the pipe at twice this
-MAX_LINE_BYTES = 16 << 20  # the longest stdout line we accept
-STDERR_BYTES = 64 << 10  # the tail of stderr kept for error messages
-_PYTHON = re.compile(r"python(?:3(?:\.\d+)?)?")
 
 
 def child_env(config: AdapterConfig, environ: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -60,250 +59,6 @@ def child_env(config: AdapterConfig, environ: Mapping[str, str] | None = None) -
             env[name] = source[name]
     env.update(config.env)
     return env
-
-
-def split_command(command: str | Sequence[str]) -> list[str]:
-    """A command given as one string (split like a shell would, without running one) or as a list."""
-    return shlex.split(command) if isinstance(command, str) else list(command)
-
-
-def resolve_argv(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> list[str]:
-    """The command line with its program resolved, so no shell or shim runs on each call.
-
-    ``python``, ``python3`` and ``python3.X`` become the interpreter running eval-skills; a program
-    with a slash is taken relative to ``cwd``; any other is looked up on the child's ``PATH``.
-    A program that cannot be found is a :class:`SkillCrashed` naming it.
-    """
-    if not argv:
-        raise SkillCrashed("cannot start the skill: its command is empty")
-    program, rest = argv[0], list(argv[1:])
-    if _PYTHON.fullmatch(program) and sys.executable:
-        return [sys.executable, *rest]
-    if os.sep in program or (os.altsep and os.altsep in program):
-        path = Path(program) if os.path.isabs(program) else cwd / program
-        if path.is_file() and os.access(path, os.X_OK):
-            return [str(path), *rest]
-        raise SkillCrashed(f"cannot start {program!r}: {path} is not an executable file")
-    found = shutil.which(program, path=env.get("PATH", os.defpath))
-    if found is None:
-        raise SkillCrashed(f"cannot start {program!r}: program not found on PATH")
-    return [found, *rest]
-
-
-def describe_exit(returncode: int) -> str:
-    if returncode < 0:
-        try:
-            return f"was killed by signal {signal.Signals(-returncode).name}"
-        except ValueError:
-            return f"was killed by signal {-returncode}"
-    return f"exited with code {returncode}"
-
-
-def excerpt(data: bytes | str, limit: int = 200) -> str:
-    """A short one-line quotation of some output, for an error message."""
-    text = data.decode("utf-8", "replace") if isinstance(data, bytes | bytearray) else data
-    text = " ".join(text.split())
-    return repr(text if len(text) <= limit else text[:limit] + "...")
-
-
-class Ring:
-    """The last ``size`` bytes written to a stream."""
-
-    __slots__ = ("size", "data")
-
-    def __init__(self, size: int = STDERR_BYTES) -> None:
-        self.size = size
-        self.data = bytearray()
-
-    def feed(self, chunk: bytes) -> None:
-        self.data += chunk
-        if len(self.data) > self.size:
-            del self.data[: len(self.data) - self.size]
-
-    def tail(self, chars: int = 1000) -> str:
-        """The end of what was written, on one line (its lines joined by `` | ``)."""
-        lines = self.data.decode("utf-8", "replace").splitlines()
-        text = " | ".join(line.strip() for line in lines if line.strip())
-        return text if len(text) <= chars else "..." + text[-chars:]
-
-
-async def _pump(reader: asyncio.StreamReader, ring: Ring) -> None:
-    while chunk := await reader.read(65536):
-        ring.feed(chunk)
-
-
-async def read_line(reader: asyncio.StreamReader, max_bytes: int = MAX_LINE_BYTES) -> bytes:
-    """The next line with its newline; the last line may lack one; ``b""`` at end of stream.
-
-    A line longer than ``max_bytes`` raises :class:`SkillProtocolError` as soon as it is that long:
-    the caller then kills the program, so nothing more of it is read or kept.
-    """
-    try:
-        return await reader.readuntil(b"\n")
-    except asyncio.IncompleteReadError as exc:
-        return exc.partial
-    except asyncio.LimitOverrunError as exc:
-        consumed = exc.consumed
-    # slow path: a line longer than the reader's buffer, assembled piece by piece
-    parts: list[bytes] = []
-    size = 0
-    while True:
-        part = await reader.readexactly(consumed)
-        size += len(part)
-        if size > max_bytes:
-            raise SkillProtocolError(f"reply line larger than {max_bytes} bytes "
-                                     f"(stdout lines are limited to {max_bytes >> 20} MiB)")
-        parts.append(part)
-        try:
-            parts.append(await reader.readuntil(b"\n"))
-        except asyncio.IncompleteReadError as exc:
-            parts.append(exc.partial)
-        except asyncio.LimitOverrunError as exc:
-            consumed = exc.consumed
-            continue
-        if size + len(parts[-1]) > max_bytes:
-            raise SkillProtocolError(f"reply line larger than {max_bytes} bytes")
-        return b"".join(parts)
-
-
-class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
-    """asyncio's protocol, plus a future set when the program exits (whoever still holds its pipes)."""
-
-    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
-        super().__init__(limit=limit, loop=loop)
-        self.exited: asyncio.Future[None] = loop.create_future()
-
-    def process_exited(self) -> None:
-        super().process_exited()
-        if not self.exited.done():
-            self.exited.set_result(None)
-
-
-class Child:
-    """A started program in its own process group, with the tail of its stderr kept in a :class:`Ring`.
-
-    ``exited`` is done as soon as the program has exited, even while something it started keeps its
-    pipes open (wait on it with ``asyncio.wait``, never ``await`` it in a task that may be cancelled).
-    :meth:`kill` stops the program and all it started, and closes our ends of its pipes, so nothing a
-    skill leaves behind can keep the harness waiting.
-    """
-
-    __slots__ = ("proc", "stderr", "exited", "_pump", "_transport")
-
-    def __init__(self, proc: asyncio.subprocess.Process, stderr: Ring, exited: asyncio.Future[None],
-                 transport: asyncio.SubprocessTransport, pump: asyncio.Task[None] | None) -> None:
-        self.proc = proc
-        self.stderr = stderr
-        self.exited = exited
-        self._transport = transport
-        self._pump = pump
-
-    @classmethod
-    async def start(cls, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], stdin: int | None = None,
-                    merge_output: bool = False, limit: int = STREAM_LIMIT,
-                    stderr_bytes: int = STDERR_BYTES) -> Child:
-        """Start ``argv``. With ``merge_output`` stdout and stderr both go to the ring (for servers);
-        otherwise stdout is a pipe for the caller. A program that cannot be run is SkillCrashed; running
-        out of descriptors, processes or memory is the harness's :class:`HarnessResourceError`."""
-        pipe = asyncio.subprocess.PIPE
-        loop = asyncio.get_running_loop()
-        protocol: _Protocol | None = None
-
-        def factory() -> _Protocol:
-            nonlocal protocol
-            protocol = _Protocol(limit, loop)
-            return protocol
-
-        with spawning() as started:
-            try:
-                transport, _ = await loop.subprocess_exec(
-                    factory, *argv, cwd=cwd, env=dict(env), start_new_session=True,
-                    stdin=pipe if stdin is None else stdin, stdout=pipe,
-                    stderr=asyncio.subprocess.STDOUT if merge_output else pipe)
-            except OSError as exc:
-                if resource_failure(exc):
-                    raise HarnessResourceError(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from exc
-                raise SkillCrashed(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from None
-            started.add(transport.get_pid())
-        assert protocol is not None
-        proc = asyncio.subprocess.Process(transport, protocol, loop)
-        ring = Ring(stderr_bytes)
-        source = proc.stdout if merge_output else proc.stderr
-        pump = asyncio.create_task(_pump(source, ring)) if source is not None else None
-        return cls(proc, ring, protocol.exited, transport, pump)
-
-    @property
-    def running(self) -> bool:
-        return self.proc.returncode is None
-
-    def output_pending(self) -> bool:
-        """True when stdout holds bytes the reader has not taken yet (in the pipe, or read but not consumed):
-        a deadline that fires now may have its reply already here, delayed by a busy event loop."""
-        stdout = self.proc.stdout
-        if stdout is not None and len(getattr(stdout, "_buffer", b"")):
-            return True
-        pipe = self._transport.get_pipe_transport(1)
-        if pipe is None or pipe.is_closing():
-            return False
-        handle = pipe.get_extra_info("pipe")
-        if handle is None:
-            return False
-        try:
-            poller = select.poll()
-            poller.register(handle.fileno(), select.POLLIN)
-            return bool(poller.poll(0))
-        except (OSError, ValueError, AttributeError):  # pragma: no cover - no poll, or a closed pipe
-            return False
-
-    async def wait_exit(self, timeout: float) -> bool:
-        """True when the program has exited within ``timeout`` seconds (its pipes may still be open)."""
-        if self.exited.done():
-            return True
-        if timeout <= 0:
-            return False
-        await asyncio.wait((self.exited,), timeout=timeout)
-        return self.exited.done()
-
-    async def settle(self, timeout: float = 0.5) -> None:
-        """Let the stderr reader take what is left, briefly; then stop it."""
-        pump, self._pump = self._pump, None
-        if pump is None:
-            return
-        if not pump.done():
-            await asyncio.wait((pump,), timeout=timeout)
-        if not pump.done():
-            pump.cancel()
-            await asyncio.gather(pump, return_exceptions=True)
-        elif not pump.cancelled():
-            pump.exception()  # read it, so asyncio does not log it; a broken pipe here is no news
-
-    async def kill(self) -> None:
-        """SIGKILL the program and everything it started (also what left its group, and what it orphaned),
-        reap it, and close our ends of its pipes. Never leaves a zombie; never waits on a pipe."""
-        pid = self.proc.pid
-        running = not self.exited.done()
-        kill_tree(pid, search=running)  # a program that already ended has no children left to search
-        if not await self.wait_exit(5.0):  # pragma: no cover - a process SIGKILL cannot end (D state)
-            return
-        self._transport.close()  # our pipe ends: a reader held up by a leftover's copy sees the end
-        forget(pid)
-        await self.settle(0.1)
-        if running:
-            reap_orphans()
-
-    async def stop(self, grace: float = 3.0) -> None:
-        """SIGTERM the group, SIGKILL it after ``grace`` seconds."""
-        if self.proc.returncode is None:
-            kill_group(self.proc.pid, signal.SIGTERM)
-            await self.wait_exit(grace)
-        await self.kill()
-
-    def failure(self, what: str) -> SkillCrashed:
-        """A SkillCrashed saying how the program ended, with the tail of its stderr."""
-        code = self.proc.returncode
-        how = describe_exit(code) if code is not None else "stopped"
-        tail = self.stderr.tail()
-        return SkillCrashed(f"{how} {what}" + (f"; stderr: {tail}" if tail else "; stderr was empty"))
 
 
 def _count(value: Any) -> int | None:

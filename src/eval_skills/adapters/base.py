@@ -17,17 +17,23 @@ class Adapter(ABC):
     an adapter that can only do one call at a time serialises internally.
     """
 
-    async def preflight(self) -> list[str]:
-        """Check what can be checked without running the skill, before anything is written.
-
-        Raises :class:`~eval_skills.errors.InputError` for a problem that must stop the run (a program that
-        does not exist or is not executable, a start command that does not parse); returns lines of notes
-        for ``--dry-run`` (what would run, where). Starts nothing.
-        """
-        return []
-
     async def start(self) -> None:  # noqa: B027 - optional hook
         """Prepare (start a server, spawn a persistent process). Raises SkillError on failure."""
+
+    async def preflight(self) -> list[str]:
+        """Checks made before anything runs or is written: what can be seen without running the skill (a
+        program that does not exist or is not executable, a start command that does not parse), and what needs
+        the skill itself (start an MCP server and list its tools, import a module). Raises
+        :class:`~eval_skills.errors.InputError` for a problem that must stop the run; returns lines of notes
+        for ``--dry-run`` (what would run, where). The adapter may keep what it started for the run;
+        ``close()`` releases it."""
+        return []
+
+    @property
+    def input_schema(self) -> dict[str, Any] | None:
+        """The JSON Schema of the input the skill itself declares, when the adapter learns one (an MCP tool's
+        ``inputSchema``, known after :meth:`preflight`). None when there is none."""
+        return None
 
     @abstractmethod
     async def invoke(self, input_data: Any, timeout: float) -> Invocation:

@@ -1,11 +1,14 @@
 """The HTTP adapter: ``POST`` a task to a skill's endpoint, the JSON reply is the output.
 
-The request body is ``{"skillId", "version", "input"}``. The URL is the manifest's ``entrypoint`` when
+The request body is ``{"skillId", "version", "input"}`` (no ``input`` when the task has no ``inputData``).
+``method`` in ``adapter.config.json`` changes the method: ``PUT`` and ``PATCH`` send the same body, ``GET``
+and ``DELETE`` send the input object's keys as query parameters. The URL is the manifest's ``entrypoint`` when
 it is a full URL, else ``baseUrl`` (``adapter.config.json``) joined with the entrypoint path.
 
 Failures: a status >= 400 is :class:`SkillHttpError` (with the status and the start of the body); a
-reply that is not JSON is :class:`SkillProtocolError`; a connection failure is :class:`SkillHttpError`;
-no complete reply within the task's timeout is :class:`SkillTimeout`.
+reply that is not JSON, or a body over 16 MiB, is :class:`SkillProtocolError`; a connection failure is
+:class:`SkillHttpError`; no complete reply within the task's timeout is :class:`SkillTimeout`. Running out
+of descriptors on our side is the harness's :class:`HarnessResourceError`, never the skill's fault.
 
 Auth: ``authType`` ``bearer`` sends ``Authorization: Bearer <token>``; ``api-key`` (also ``apiKey``,
 ``api_key``) sends the token in the header ``authHeader`` (default ``X-API-Key``). The token is read
@@ -14,7 +17,9 @@ never put in a message or repr: a reply body that echoes it is redacted before i
 
 Token usage (``Invocation.usage``) comes from a ``usage`` object in the JSON reply, in any spelling
 :func:`._process.parse_usage` accepts, or else from the response headers ``x-usage-prompt-tokens``,
-``x-usage-completion-tokens`` and ``x-usage-total-tokens`` (a missing total is the sum of the others).
+``x-usage-completion-tokens`` and ``x-usage-total-tokens`` (a missing total is the sum of the others); the
+original eval-skills' ``x-usage-input-tokens`` and ``x-usage-output-tokens`` are read too. Every request
+carries ``X-Eval-Skills-Version``, as the original's do.
 
 ``start`` (a command string or list) launches the skill's server when the adapter starts: in the skill's
 folder, with the clean environment of :func:`._process.child_env`, in its own process group. The adapter
@@ -26,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import shlex
 from typing import Any
@@ -33,6 +39,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from .._version import __version__
 from ..errors import (
     HarnessResourceError,
     InputError,
@@ -43,12 +50,13 @@ from ..errors import (
 )
 from ..formats.skill import ADAPTER_CONFIG_FILE, Skill
 from ..formats.untrusted import NotJSON, UnusableJSON, loads_untrusted
-from ..processes import resource_failure
+from ..procs import resource_failure
 from ..results import Invocation, Usage
 from ._process import MAX_LINE_BYTES, Child, child_env, excerpt, parse_usage, resolve_argv, split_command
 from .base import Adapter
 
-__all__ = ["HttpAdapter", "USAGE_HEADERS", "invoke_url"]
+__all__ = ["HttpAdapter", "USAGE_HEADERS", "health_url", "invoke_url", "request_headers", "start_argv",
+           "start_server"]
 
 USAGE_HEADERS = ("x-usage-prompt-tokens", "x-usage-completion-tokens", "x-usage-total-tokens")
 STOP_GRACE = 3.0
@@ -85,8 +93,14 @@ class _Secret:
     __str__ = __repr__
 
 
+# the names the original eval-skills reads, for prompt and completion tokens
+ORIGINAL_USAGE_HEADERS = ("x-usage-input-tokens", "x-usage-output-tokens")
+
+
 def _header_usage(headers: httpx.Headers) -> Usage | None:
     values = [headers.get(name) for name in USAGE_HEADERS]
+    for index, name in enumerate(ORIGINAL_USAGE_HEADERS):
+        values[index] = values[index] or headers.get(name)
     if not any(values):
         return None
     try:
@@ -95,6 +109,102 @@ def _header_usage(headers: httpx.Headers) -> Usage | None:
         return None
     prompt, completion = prompt or 0, completion or 0
     return Usage(prompt, completion, total if total is not None else prompt + completion)
+
+
+def request_headers(skill: Skill) -> tuple[dict[str, str], str | None]:
+    """The headers of every request to a skill's server (``headers``, and the token of ``authType``) and the
+    token itself (for redaction). A token variable that is not set is an InputError naming it."""
+    config = skill.adapter
+    headers = {"Accept": "application/json", "X-Eval-Skills-Version": __version__, **config.headers}
+    if config.authType == "none":
+        return headers, None
+    config_file = str(skill.root / ADAPTER_CONFIG_FILE)
+    name = config.authTokenEnvKey
+    if not name:
+        raise InputError(f"authType {config.authType!r} needs the name of the environment variable "
+                         "holding the token", file=config_file, field="$.authTokenEnvKey",
+                         hint='set "authTokenEnvKey", e.g. "MY_SKILL_TOKEN"')
+    token = os.environ.get(name)  # read once: it lives only in the client's headers and the redaction
+    if not token:
+        raise InputError(f"environment variable {name} is not set; it holds the {config.authType} token",
+                         file=config_file, field="$.authTokenEnvKey", hint=f"export {name}=<token>")
+    if config.authType == "bearer":
+        headers["Authorization"] = f"Bearer {token}"
+    else:
+        headers[config.authHeader] = token
+    return headers, token
+
+
+def health_url(skill: Skill, url: str) -> str:
+    """Where a started server is polled: ``healthPath`` (joined with ``baseUrl`` or the URL's origin), or that
+    base itself."""
+    config = skill.adapter
+    parts = urlsplit(url)
+    base = config.baseUrl or f"{parts.scheme}://{parts.netloc}"
+    if not config.healthPath:
+        return base
+    if urlsplit(config.healthPath).scheme in ("http", "https"):
+        return config.healthPath
+    return base.rstrip("/") + "/" + config.healthPath.lstrip("/")
+
+
+def start_argv(skill: Skill) -> list[str]:
+    """The ``start`` command of ``adapter.config.json`` as a resolved command line; InputError (naming the
+    file and field) when it does not parse or its program does not exist. Checked before anything runs."""
+    config = skill.adapter
+    assert config.start is not None
+    file = str(skill.root / ADAPTER_CONFIG_FILE)
+    try:
+        command = split_command(config.start)
+    except ValueError as exc:
+        raise InputError(f"cannot split the start command into a command line: {exc}", file=file,
+                         field="$.start") from None
+    try:
+        return resolve_argv(command, cwd=skill.root, env=child_env(config))
+    except SkillCrashed as exc:
+        raise InputError(str(exc), file=file, field="$.start",
+                         hint="check the program's name and that it is executable") from None
+
+
+async def start_server(skill: Skill, client: httpx.AsyncClient, url: str) -> Child:
+    """Run the ``start`` command of ``adapter.config.json`` (in the skill's folder, clean environment, own process
+    group) and wait until ``url`` answers with any HTTP response, for up to ``startTimeoutMs``. A server that
+    exits first is SkillCrashed with its output; one that never answers is SkillTimeout (and is stopped)."""
+    config = skill.adapter
+    argv = start_argv(skill)
+    shown = " ".join(split_command(config.start or ""))
+    env = child_env(config)
+    try:  # a server already answering there would be mistaken for ours
+        await client.get(url, timeout=1.0)
+    except httpx.HTTPError:
+        pass
+    else:
+        raise SkillCrashed(f"cannot run start command {shown!r}: {url} already answers "
+                           "(is another server using the port?)")
+    server = await Child.start(argv, cwd=skill.root, env=env, stdin=asyncio.subprocess.DEVNULL, merge_output=True)
+    loop = asyncio.get_running_loop()
+    wait_s = config.startTimeoutMs / 1000
+    deadline = loop.time() + wait_s
+    pause = 0.02
+    try:
+        while True:
+            if server.proc.returncode is not None:
+                await server.kill()
+                raise server.failure(f"before answering (start command {shown!r})")
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise SkillTimeout(f"the server of start command {shown!r} did not answer {url} "
+                                   f"within {wait_s:g}s")
+            try:
+                await client.get(url, timeout=min(1.0, remaining))
+            except httpx.HTTPError:
+                await asyncio.sleep(min(pause, max(deadline - loop.time(), 0)))
+                pause = min(pause * 1.5, 0.25)
+                continue
+            return server
+    except BaseException:
+        await server.stop(STOP_GRACE)
+        raise
 
 
 class HttpAdapter(Adapter):
@@ -130,26 +240,11 @@ class HttpAdapter(Adapter):
 
     async def preflight(self) -> list[str]:
         """The ``start`` command must parse and its program exist (else InputError); notes say what runs."""
-        notes = [f"posts each task to {self.url}"]
+        notes = [f"sends each task to {self.url} ({self.skill.adapter.method})"]
         if self.skill.adapter.start:
-            argv = self._start_argv()
+            argv = start_argv(self.skill)
             notes.append(f"starts the server with {shlex.join(argv)} in {self.skill.root}")
         return notes
-
-    def _start_argv(self) -> list[str]:
-        config = self.skill.adapter
-        assert config.start is not None
-        file = str(self.skill.root / ADAPTER_CONFIG_FILE)
-        try:
-            command = split_command(config.start)
-        except ValueError as exc:
-            raise InputError(f"cannot split the start command into a command line: {exc}", file=file,
-                             field="$.start") from None
-        try:
-            return resolve_argv(command, cwd=self.skill.root, env=child_env(config))
-        except SkillCrashed as exc:
-            raise InputError(str(exc), file=file, field="$.start",
-                             hint="check the program's name and that it is executable") from None
 
     async def start(self) -> None:
         """Open the client and launch the ``start`` command, if any, waiting until the server answers."""
@@ -162,7 +257,7 @@ class HttpAdapter(Adapter):
             self._client = httpx.AsyncClient(headers=headers, limits=limits, timeout=30.0)
             if self.skill.adapter.start:
                 try:
-                    await self._start_server(self._client)
+                    self._server = await start_server(self.skill, self._client, self._health_url())
                 except BaseException:
                     await self._shutdown()
                     raise
@@ -183,25 +278,8 @@ class HttpAdapter(Adapter):
                 await server.stop(self.stop_grace)
 
     def _headers(self) -> dict[str, str]:
-        config = self.skill.adapter
-        headers = {"Accept": "application/json", **config.headers}
-        if config.authType == "none":
-            return headers
-        config_file = str(self.skill.root / ADAPTER_CONFIG_FILE)
-        name = config.authTokenEnvKey
-        if not name:
-            raise InputError(f"authType {config.authType!r} needs the name of the environment variable "
-                             "holding the token", file=config_file, field="$.authTokenEnvKey",
-                             hint='set "authTokenEnvKey", e.g. "MY_SKILL_TOKEN"')
-        token = os.environ.get(name)  # read once: it lives only in the client's headers and _secret
-        if not token:
-            raise InputError(f"environment variable {name} is not set; it holds the {config.authType} token",
-                             file=config_file, field="$.authTokenEnvKey", hint=f"export {name}=<token>")
-        self._secret = _Secret(token)
-        if config.authType == "bearer":
-            headers["Authorization"] = f"Bearer {token}"
-        else:
-            headers[config.authHeader] = token
+        headers, token = request_headers(self.skill)
+        self._secret = _Secret(token) if token else None
         return headers
 
     # -- calls ---------------------------------------------------------------------------------------
@@ -212,11 +290,10 @@ class HttpAdapter(Adapter):
             await self.start()
             client = self._client
             assert client is not None
-        manifest = self.skill.manifest
-        body = {"skillId": manifest.id, "version": manifest.version, "input": input_data}
         try:
             async with asyncio.timeout(timeout):
-                async with client.stream("POST", self.url, json=body, timeout=timeout) as response:
+                async with client.stream(self.skill.adapter.method, self.url, timeout=timeout,
+                                         **self._payload(input_data)) as response:
                     content = await self._read_body(response)
         except (TimeoutError, httpx.TimeoutException):
             raise SkillTimeout(f"no reply from {self.url} within {timeout:g}s") from None
@@ -266,6 +343,22 @@ class HttpAdapter(Adapter):
 
     # -- helpers -------------------------------------------------------------------------------------
 
+    def _payload(self, input_data: Any) -> dict[str, Any]:
+        """The request's body (``POST``, ``PUT``, ``PATCH``) or query (``GET``, ``DELETE``): a body is
+        ``{"skillId", "version", "input"}``, without ``input`` when the task has none; a query holds the
+        input object's keys (values that are not strings as JSON), or ``input`` for an input that is not
+        an object."""
+        if self.skill.adapter.method in ("GET", "DELETE"):
+            if input_data is None:
+                return {}
+            fields = input_data if isinstance(input_data, dict) else {"input": input_data}
+            return {"params": {k: v if isinstance(v, str) else json.dumps(v) for k, v in fields.items()}}
+        manifest = self.skill.manifest
+        body: dict[str, Any] = {"skillId": manifest.id, "version": manifest.version}
+        if input_data is not None:
+            body["input"] = input_data
+        return {"json": body}
+
     def _redact(self, content: bytes) -> bytes:
         secret = self._secret
         if secret is not None:
@@ -281,46 +374,4 @@ class HttpAdapter(Adapter):
         return f"{type(exc).__name__}: {text}"
 
     def _health_url(self) -> str:
-        config = self.skill.adapter
-        parts = urlsplit(self.url)
-        base = config.baseUrl or f"{parts.scheme}://{parts.netloc}"
-        if not config.healthPath:
-            return base
-        if urlsplit(config.healthPath).scheme in ("http", "https"):
-            return config.healthPath
-        return base.rstrip("/") + "/" + config.healthPath.lstrip("/")
-
-    async def _start_server(self, client: httpx.AsyncClient) -> None:
-        config = self.skill.adapter
-        argv = self._start_argv()
-        shown = " ".join(split_command(config.start or ""))
-        url = self._health_url()
-        env = child_env(config)
-        try:  # a server already answering there would be mistaken for ours
-            await client.get(url, timeout=1.0)
-        except httpx.HTTPError:
-            pass
-        else:
-            raise SkillCrashed(f"cannot run start command {shown!r}: {url} already answers "
-                               "(is another server using the port?)")
-        server = self._server = await Child.start(argv, cwd=self.skill.root, env=env,
-                                                   stdin=asyncio.subprocess.DEVNULL, merge_output=True)
-        loop = asyncio.get_running_loop()
-        wait_s = config.startTimeoutMs / 1000
-        deadline = loop.time() + wait_s
-        pause = 0.02
-        while True:
-            if server.proc.returncode is not None:
-                await server.kill()
-                raise server.failure(f"before answering (start command {shown!r})")
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                raise SkillTimeout(f"the server of start command {shown!r} did not answer {url} "
-                                   f"within {wait_s:g}s")
-            try:
-                await client.get(url, timeout=min(1.0, remaining))
-            except httpx.HTTPError:
-                await asyncio.sleep(min(pause, max(deadline - loop.time(), 0)))
-                pause = min(pause * 1.5, 0.25)
-                continue
-            return
+        return health_url(self.skill, self.url)

@@ -1,6 +1,7 @@
 """The subprocess adapter: JSON-RPC 2.0 over a program's stdin and stdout.
 
-Each call writes one request line ``{"jsonrpc":"2.0","method":"invoke","params":<inputData>,"id":N}``.
+Each call writes one request line ``{"jsonrpc":"2.0","method":"invoke","params":<inputData>,"id":N}``
+(without ``params`` when the task has no ``inputData``).
 The reply is a stdout line holding a JSON object with ``result`` or ``error``; any other line is a
 log line and is skipped. A reply's output is its ``result``; token usage, when the skill reports it,
 is read from a ``usage`` object beside ``result`` or inside it (see :func:`._process.parse_usage`).
@@ -21,7 +22,7 @@ Two modes, chosen by ``persistent`` in ``adapter.config.json``:
 The command is ``command`` + ``args`` from ``adapter.config.json`` (a ``command`` with spaces and no
 ``args`` is split like a shell would) or else the manifest's ``entrypoint``, split the same way. It
 runs in the skill's folder with a clean environment (see :func:`._process.child_env`), in its own
-process group: a timeout kills the group and every descendant (see :mod:`eval_skills.processes`).
+process group: a timeout kills the group and every descendant (see :mod:`eval_skills.procs`).
 
 A reply line is parsed by :func:`~eval_skills.formats.untrusted.loads_untrusted`: a line that is JSON
 but unusable (nested too deeply, NaN) is a protocol error, never a crash of the harness.
@@ -38,7 +39,7 @@ from typing import Any
 from ..errors import InputError, SkillCrashed, SkillError, SkillProtocolError, SkillRpcError, SkillTimeout
 from ..formats.skill import ADAPTER_CONFIG_FILE, Skill
 from ..formats.untrusted import NotJSON, UnusableJSON, loads_untrusted
-from ..processes import reap_orphans
+from ..procs import reap_orphans
 from ..results import Invocation
 from ._persistent import PersistentChannel
 from ._process import (
@@ -74,6 +75,9 @@ def skill_command(skill: Skill) -> list[str]:
 
 
 def _request(method: str, params: Any, request_id: int) -> bytes:
+    """One request line. A task without ``inputData`` sends no ``params`` at all (as the original does)."""
+    if params is None:
+        return f'{{"jsonrpc":"2.0","method":"{method}","id":{request_id}}}\n'.encode()
     try:
         body = json.dumps(params)
     except (TypeError, ValueError) as exc:
@@ -142,7 +146,7 @@ async def _read_until_done(child: Child, reading: Coroutine[Any, Any, None]) -> 
     our end of the pipe is closed, so the reading ends whatever they do."""
     task = asyncio.ensure_future(reading)
     try:
-        await asyncio.wait([task, child.exited], return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait([task, child.exit_future], return_when=asyncio.FIRST_COMPLETED)
         if not task.done():
             await asyncio.wait([task], timeout=LEFTOVER_GRACE)
             if not task.done():

@@ -34,6 +34,9 @@ def resolve_settings(ctx: click.Context, params: dict[str, Any], config: Config)
     # a timeout the user chose (flag or config file) wins over the skill's adapter.config.json timeoutMs
     out["timeout_override"] = out["timeout"] if _given(ctx, "timeout") or "timeoutMs" in config.model_fields_set \
         else None
+    # likewise retries: the user's win over a skill's adapter.config.json retries
+    out["retries_override"] = out["retries"] if _given(ctx, "retries") or "retries" in config.model_fields_set \
+        else None
     if params["formats"] and not split_words(params["formats"]):
         raise InputError("--format needs at least one format", field="--format",
                          hint="use one or more of: json, markdown, html, csv")
@@ -47,7 +50,7 @@ def resolve_settings(ctx: click.Context, params: dict[str, Any], config: Config)
     return out
 
 
-def _summary_table(reports: list[dict[str, Any]]) -> Any:
+def summary_table(reports: list[dict[str, Any]]) -> Any:
     """The per-skill summary. Numbers never wrap or get cut: at 80 columns the skill and version fold."""
     from rich.table import Table
 
@@ -93,13 +96,16 @@ def _summary_table(reports: list[dict[str, Any]]) -> Any:
               help="Repeat the benchmark N times (consistency needs 2 or more).")
 @click.option("--evaluator", default="exact", show_default=True, help="Default scorer type.")
 @click.option("--format", "formats", multiple=True,
-              help="Report formats: json markdown html csv [default: json markdown].")
+              help="Report formats: json markdown html csv junit [default: json markdown].")
 @click.option("--output-dir", type=click.Path(path_type=Path), default=Path("./reports"), show_default=True,
               help="Folder for the eval-result-<timestamp>.<ext> report files.")
 @click.option("--exit-on-fail", is_flag=True, help="Exit 1 when a skill's completion rate is below --min-completion.")
 @click.option("--min-completion", type=click.FloatRange(0, 1), default=0.7, show_default=True,
               help="The completion rate --exit-on-fail requires of every skill.")
 @click.option("--dry-run", is_flag=True, help="Validate skills and tasks, print the plan, write nothing.")
+@click.option("--strict-input", is_flag=True,
+              help="A task input that does not match the skill's inputSchema is the task's error "
+                   "[default: sent anyway, with a warning].")
 @click.option("--benchmarks-dir", "benchmarks_dir", multiple=True, type=click.Path(path_type=Path),
               help="Folder(s) of user benchmarks, searched by id [default: ./benchmarks if present].")
 @click.option("--store", type=click.Path(path_type=Path), default=Path("./eval-skills.db"), show_default=True,
@@ -113,45 +119,18 @@ def _summary_table(reports: list[dict[str, Any]]) -> Any:
 @click.pass_context
 def eval_command(ctx: click.Context, **params: Any) -> None:
     """Evaluate tool skills on a benchmark: skills x tasks x runs, scored, stored and reported."""
-    from ..formats.benchmark import load_tasks_file, resolve_benchmark
     from ..formats.skill import load_skills
-    from ..plan import build_plan
-    from ..processes import become_subreaper, fd_capacity, raise_fd_limit
-    from ..runner import RunSettings
 
     config = load_config(params["config_path"])
     opts = resolve_settings(ctx, params, config)
-    skills = load_skills(list(params["skills"]))
-    notes: list[str] = []
-    if params["tasks_file"] is not None:
-        benchmark = load_tasks_file(params["tasks_file"])
-    else:
-        benchmark = resolve_benchmark(opts["benchmark"], opts["benchmarks_dirs"], notes)
-    for note in notes:
-        click.echo(f"note: {note}", err=True)
-    raise_fd_limit()
-    become_subreaper()  # orphans of a skill's descendants come to us, so they can be found and killed
-    concurrency = opts["concurrency"]
-    capacity = fd_capacity()
-    if capacity is not None and concurrency > capacity:
-        click.echo(f"note: --concurrency {concurrency} lowered to {capacity}: the open-file limit allows no more "
-                   "(raise it with ulimit -n)", err=True)
-        concurrency = capacity
-    source = benchmark.source
-    with build_plan(skills, benchmark, runs=opts["runs"], default_evaluator=opts["evaluator"],
-                    base_dir=source.parent if source else None, benchmark_file=str(source) if source else None,
-                    scorer_timeout_s=opts["scorer_timeout"] / 1000) as plan:
-        settings = RunSettings(concurrency=concurrency, timeout_ms=opts["timeout"], retries=opts["retries"],
-                               backoff_ms=params["backoff"], timeout_override_ms=opts["timeout_override"])
+    plan, settings = prepare_evaluation(load_skills(list(params["skills"])), opts, params)
+    with plan:
         if params["dry_run"]:
-            _dry_run(plan, settings, opts, params)
+            dry_run(plan, settings, opts, params)
             return
-        outcome, signalled = _run(plan, settings, opts, params)
+        outcome, signalled = run_evaluation(plan, settings, opts, params)
     _show(outcome, opts, params["as_json"])
-    if outcome.interrupted or signalled is not None:  # also a signal that came while the reports were written
-        click.echo(f"interrupted: {len(outcome.results)} of {plan.total} items finished and were recorded",
-                   err=True)
-        sys.exit(EXIT_TERMINATED if signalled == signal.SIGTERM else EXIT_INTERRUPTED)
+    exit_if_interrupted(outcome, signalled, plan.total)
     if params["exit_on_fail"]:
         below = [r["skillId"] for r in outcome.reports
                  if (r["summary"]["completionRate"] or 0.0) < opts["min_completion"]]
@@ -161,6 +140,66 @@ def eval_command(ctx: click.Context, **params: Any) -> None:
             sys.exit(EXIT_GATE_FAILED)
 
 
+def prepare_evaluation(skills: list[Any], opts: dict[str, Any], params: dict[str, Any]) -> tuple[Any, Any]:
+    """The plan and run settings of an evaluation (shared by ``eval`` and ``run``); InputError if anything
+    in the skills, the benchmark or the settings is wrong. The plan holds the custom scorers' workers: use it
+    as a context manager (``with plan:``) so they are stopped.
+
+    It also sets up the process for running skills: the open-file limit raised (and ``--concurrency``
+    lowered, with a note, when the limit still allows fewer tasks at once), and the harness made a child
+    subreaper, so orphans of a skill's descendants come to it and can be killed."""
+    from ..formats.benchmark import load_tasks_file, resolve_benchmark
+    from ..plan import build_plan
+    from ..procs import become_subreaper, fd_capacity, raise_fd_limit
+    from ..runner import RunSettings
+
+    notes: list[str] = []
+    if params["tasks_file"] is not None:
+        benchmark = load_tasks_file(params["tasks_file"])
+    else:
+        benchmark = resolve_benchmark(opts["benchmark"], opts["benchmarks_dirs"], notes)
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
+    if not params["no_store"]:
+        from ..store import Store
+
+        Store.check(opts["store"])  # a file that is not our store (the original's, say) stops us now
+    raise_fd_limit()
+    become_subreaper()
+    concurrency = opts["concurrency"]
+    capacity = fd_capacity()
+    if capacity is not None and concurrency > capacity:
+        click.echo(f"note: --concurrency {concurrency} lowered to {capacity}: the open-file limit allows no more "
+                   "(raise it with ulimit -n)", err=True)
+        concurrency = capacity
+    source = benchmark.source
+    plan = build_plan(skills, benchmark, runs=opts["runs"], default_evaluator=opts["evaluator"],
+                      base_dir=source.parent if source else None, benchmark_file=str(source) if source else None,
+                      scorer_timeout_s=opts["scorer_timeout"] / 1000, strict_input=params["strict_input"])
+    settings = RunSettings(concurrency=concurrency, timeout_ms=opts["timeout"], retries=opts["retries"],
+                           backoff_ms=params["backoff"], timeout_override_ms=opts["timeout_override"],
+                           retries_override=opts["retries_override"])
+    return plan, settings
+
+
+def exit_if_interrupted(outcome: Any, signalled: int | None, total: int) -> None:
+    """Exit 130 (Ctrl-C) or 143 (SIGTERM) after a run that was stopped, also by a signal that came while the
+    reports were written; what finished is recorded."""
+    if outcome.interrupted or signalled is not None:
+        click.echo(f"interrupted: {len(outcome.results)} of {total} items finished and were recorded", err=True)
+        sys.exit(EXIT_TERMINATED if signalled == signal.SIGTERM else EXIT_INTERRUPTED)
+
+
+def warn_inputs(reports: list[dict[str, Any]]) -> None:
+    """One line naming the skills whose task inputs did not match their inputSchema (sent anyway)."""
+    counts = [(r["skillId"], r["summary"].get("inputWarnings") or 0) for r in reports]
+    counts = [(skill, n) for skill, n in counts if n]
+    if counts:
+        listed = ", ".join(f"{skill} {n}" for skill, n in counts)
+        click.echo(f"warning: task inputs that do not match the skill's inputSchema were sent anyway ({listed}); "
+                   "see \"warnings\" in the report, or use --strict-input to make them errors", err=True)
+
+
 def _show(outcome: Any, opts: dict[str, Any], as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(outcome.reports, indent=2, ensure_ascii=False, default=str))
@@ -168,37 +207,34 @@ def _show(outcome: Any, opts: dict[str, Any], as_json: bool) -> None:
     from rich.console import Console
 
     console = Console()  # a terminal's width; piped: COLUMNS, else 80
-    console.print(_summary_table(outcome.reports))
+    console.print(summary_table(outcome.reports))
     for path in outcome.report_files:
         console.print(f"report: {path}", highlight=False, soft_wrap=True)
     if outcome.evaluation_id:
         console.print(f"stored as evaluation {outcome.evaluation_id} in {opts['store']}", highlight=False,
                       soft_wrap=True)
+    warn_inputs(outcome.reports)
 
 
-def _dry_run(plan: Any, settings: Any, opts: dict[str, Any], params: dict[str, Any]) -> None:
-    """Check everything a run would check first (adapters' pre-flight, store, report folder); write nothing."""
+def dry_run(plan: Any, settings: Any, opts: dict[str, Any], params: dict[str, Any]) -> None:
+    """Check what a run would check first, print the plan, write nothing: adapter settings (type, command,
+    token variable), then each adapter's preflight (a program that exists; a server started and its tools
+    listed, a module imported; all stopped again), then the report folder (the store was checked already)."""
     from ..adapters import create_adapter
+    from ..preflight import dry_run_notes
     from ..reports import prepare_output_dir
-    from ..store import Store
 
-    adapters = [create_adapter(skill) for skill in plan.skills]  # adapter settings: type, command, token
-
-    async def preflight() -> list[list[str]]:
-        return [await adapter.preflight() for adapter in adapters]
-
-    notes = asyncio.run(preflight())
+    adapters = {skill.id: create_adapter(skill) for skill in plan.skills}
+    notes = asyncio.run(dry_run_notes(plan, adapters))
     prepare_output_dir(opts["output_dir"], opts["formats"], create=False)
-    if not params["no_store"]:
-        Store.check(opts["store"])
     doc = {
         "skills": [{"id": s.id, "version": s.manifest.version, "adapterType": s.manifest.adapterType,
-                    "path": str(s.path), "persistent": s.adapter.persistent, "notes": skill_notes}
-                   for s, skill_notes in zip(plan.skills, notes, strict=True)],
+                    "path": str(s.path), "persistent": s.adapter.persistent} for s in plan.skills],
         "benchmark": {"id": plan.benchmark.id, "version": plan.benchmark.version, "tasks": len(plan.tasks)},
         "runs": plan.runs, "totalItems": plan.total, "concurrency": settings.concurrency,
         "timeoutMs": settings.timeout_ms, "scorerTimeoutMs": opts["scorer_timeout"], "retries": settings.retries,
         "inputMismatches": len(plan.input_problems),
+        "preflight": notes,
     }
     if params["as_json"]:
         click.echo(json.dumps(doc, indent=2))
@@ -207,15 +243,15 @@ def _dry_run(plan: Any, settings: Any, opts: dict[str, Any], params: dict[str, A
                f"{plan.benchmark.version}: {len(plan.tasks)} tasks")
     for s in doc["skills"]:
         click.echo(f"skill {s['id']} {s['version']} ({s['adapterType']}) {s['path']}")
-        for note in s["notes"]:
-            click.echo(f"  {note}")
+        for line in notes.get(s["id"], []):
+            click.echo(f"  {line}")
     click.echo(f"{len(plan.skills)} skills x {len(plan.tasks)} tasks x {plan.runs} runs = {plan.total} items")
     if plan.input_problems:
-        click.echo(f"{len(plan.input_problems)} task inputs do not match a skill's inputSchema "
-                   "(they will be recorded as errors)")
+        fate = "recorded as errors" if plan.strict_input else "sent anyway, with a warning"
+        click.echo(f"{len(plan.input_problems)} task inputs do not match a skill's inputSchema ({fate})")
 
 
-def _run(plan: Any, settings: Any, opts: dict[str, Any], params: dict[str, Any]) -> tuple[Any, int | None]:
+def run_evaluation(plan: Any, settings: Any, opts: dict[str, Any], params: dict[str, Any]) -> tuple[Any, int | None]:
     """Run with a progress bar on a terminal; Ctrl-C and SIGTERM stop the run and keep what finished.
     Returns the outcome and the signal that stopped it, if one did."""
     from ..evaluation import evaluate

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
@@ -13,6 +13,12 @@ from ..errors import InputError, UnknownBenchmarkError
 from ._load import json_path, read_json, validate
 
 CUSTOM_BENCHMARK_ID = "custom"
+
+
+# Tasks written for the original eval-skills name an llm_judge rubric ``judgePrompt`` (its type) or
+# ``criteria`` (its shipped benchmark definitions); both are read as ``rubric``, the reference answer
+# staying in ``value``.
+RUBRIC_ALIASES = ("judgePrompt", "criteria")
 
 
 class ExpectedOutput(BaseModel):
@@ -25,7 +31,21 @@ class ExpectedOutput(BaseModel):
     keywords: list[str] | None = None
     schema_: dict[str, Any] | None = Field(default=None, alias="schema")
     pattern: str | None = None
+    patterns: list[str] | None = None  # the original's regex list: every pattern must match
     customScorerPath: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _rubric_from_original(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        given = [key for key in ("rubric", *RUBRIC_ALIASES) if key in data]
+        if len(given) > 1:
+            raise ValueError(f"{' and '.join(given)} both name the judge's rubric; keep one")
+        if given and given[0] != "rubric":
+            alias = given[0]
+            data = {("rubric" if k == alias else k): v for k, v in data.items()}
+        return data
 
 
 class Evaluator(BaseModel):
@@ -49,22 +69,49 @@ class Task(BaseModel):
     id: str = Field(min_length=1)
     name: str | None = None
     description: str = ""
+    prompt: str | None = None  # the original's task text; not sent to the skill (inputData is)
     metadata: dict[str, Any] = Field(default_factory=dict)
     inputData: Any = None
     expectedOutput: ExpectedOutput = Field(default_factory=ExpectedOutput)
     evaluator: Evaluator | None = None
     timeoutMs: int | None = Field(default=None, gt=0)
     tags: list[str] = Field(default_factory=list)
+    weight: float = Field(default=1.0, ge=0, allow_inf_nan=False)  # used by scoringMethod weighted_mean
+
+    @model_validator(mode="before")
+    @classmethod
+    def _scorer_path_from_evaluator(cls, data: Any) -> Any:
+        """The original also allows ``customScorerPath`` on the ``evaluator``: it is the expected output's."""
+        if not isinstance(data, dict) or not isinstance(data.get("evaluator"), dict):
+            return data
+        evaluator = dict(data["evaluator"])
+        path = evaluator.pop("customScorerPath", None)
+        if path is None:
+            return data
+        expected = data.get("expectedOutput")
+        expected = dict(expected) if isinstance(expected, dict) else {}
+        expected.setdefault("customScorerPath", path)
+        return {**data, "evaluator": evaluator, "expectedOutput": expected}
+
+
+ScoringMethod = Literal["mean", "weighted_mean", "pass_at_k"]
 
 
 class Benchmark(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    """A benchmark file. Unknown keys are refused, so a misspelt ``scoringMethod`` is an error.
+
+    ``scoringMethod`` sets how ``partialScore`` is computed: ``mean`` of the task scores, ``weighted_mean``
+    (by each task's ``weight``), or ``pass_at_k`` (per task over its runs, with ``passAtK``, default 1)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     id: str = Field(min_length=1)
     name: str = ""
+    description: str = ""
     version: str = "1.0.0"
     domain: str = "general"
-    scoringMethod: str = "mean"
+    scoringMethod: ScoringMethod = "mean"
+    passAtK: int | None = Field(default=None, ge=1)
     maxLatencyMs: int | None = Field(default=None, gt=0)
     metadata: dict[str, Any] = Field(default_factory=dict)
     tasks: list[Task]
@@ -84,11 +131,18 @@ class Benchmark(BaseModel):
         """The JSON path of task ``index`` in the file it came from, for error messages."""
         return json_path(self.task_loc(index))
 
+    @property
+    def k(self) -> int:
+        """The k of ``pass_at_k``: ``passAtK``, else 1."""
+        return self.passAtK or 1
+
     @model_validator(mode="after")
     def _unique_ids(self) -> Benchmark:
         duplicate = _duplicate_id(self.tasks)
         if duplicate is not None:
             raise ValueError(f"task id {self.tasks[duplicate].id!r} appears twice (tasks[{duplicate}])")
+        if self.passAtK is not None and self.scoringMethod != "pass_at_k":
+            raise ValueError("passAtK is used only with scoringMethod pass_at_k")
         return self
 
 
@@ -125,9 +179,9 @@ def load_tasks_file(path: Path) -> Benchmark:
         if duplicate is not None:
             raise InputError(f"task id {tasks[duplicate].id!r} appears twice", file=str(path),
                              field=f"$[{duplicate}].id", hint="give each task a distinct id")
-        benchmark = Benchmark.model_construct(id=CUSTOM_BENCHMARK_ID, name=path.stem, version="1.0.0",
-                                              domain="general", scoringMethod="mean", maxLatencyMs=None,
-                                              metadata={}, tasks=tasks)
+        benchmark = Benchmark.model_construct(id=CUSTOM_BENCHMARK_ID, name=path.stem, description="",
+                                              version="1.0.0", domain="general", scoringMethod="mean",
+                                              passAtK=None, maxLatencyMs=None, metadata={}, tasks=tasks)
         benchmark._tasks_at = ()
     else:
         if isinstance(data, dict):

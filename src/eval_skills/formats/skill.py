@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..errors import InputError
 from ._load import load_model, read_json, validate
@@ -14,24 +14,37 @@ from ._load import load_model, read_json, validate
 SKILL_FILE = "skill.json"
 ADAPTER_CONFIG_FILE = "adapter.config.json"
 AdapterType = Literal["http", "subprocess", "mcp", "langchain", "custom"]
+HttpMethod = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
 
 
 class SkillManifest(BaseModel):
     """The ``skill.json`` of a tool skill, as the original eval-skills defines it. Unknown keys are refused
-    (a misspelt ``inputSchema`` would silently turn input checks off); free-form data goes in ``metadata``."""
+    (a misspelt ``inputSchema`` would silently turn input checks off); free-form data goes in ``metadata``.
+
+    What the original's files hold is accepted: capitals in ``id``, a two-part ``version`` (``"1.0"``), no
+    ``name`` (it is then the id), ``metadata`` of any shape, and ``rootPath`` (ignored: a skill always runs
+    in the folder of its ``skill.json``)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    id: str = Field(pattern=r"^[a-z0-9_-]+$", min_length=1)
+    id: str = Field(pattern=r"^[A-Za-z0-9_-]+$", min_length=1)
     name: str = Field(min_length=1)
-    version: str = Field(pattern=r"^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
+    version: str = Field(pattern=r"^\d+(?:\.\d+){0,2}(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
     description: str = ""
     tags: list[str] = Field(default_factory=list)
     inputSchema: dict[str, Any] | None = None
     outputSchema: dict[str, Any] | None = None
     adapterType: AdapterType
     entrypoint: str = Field(min_length=1)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: Any = Field(default_factory=dict)
+    rootPath: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _name_defaults_to_id(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "name" not in data and isinstance(data.get("id"), str):
+            return {**data, "name": data["id"]}
+        return data
 
     @field_validator("entrypoint")
     @classmethod
@@ -46,6 +59,8 @@ class AdapterConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    type: AdapterType | None = None  # written by the original's ``create``; must agree with ``adapterType``
+    retries: int | None = Field(default=None, ge=0)  # the skill's own retries, below ``--retries``
     # subprocess
     command: str | None = None
     args: list[str] = Field(default_factory=list)
@@ -60,9 +75,15 @@ class AdapterConfig(BaseModel):
     authTokenEnvKey: str | None = None
     authHeader: str = "X-API-Key"
     headers: dict[str, str] = Field(default_factory=dict)
+    method: HttpMethod = "POST"
     start: str | list[str] | None = None
     startTimeoutMs: int = Field(default=15000, gt=0)
     healthPath: str | None = None
+
+    @field_validator("method", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
 
 
 @dataclass(frozen=True)
@@ -107,6 +128,10 @@ def load_skill(path: Path) -> Skill:
     config_path = path.parent / ADAPTER_CONFIG_FILE
     adapter = (validate(AdapterConfig, read_json(config_path), str(config_path))
                if config_path.is_file() else AdapterConfig())
+    if adapter.type is not None and adapter.type != manifest.adapterType:
+        raise InputError(f"type {adapter.type!r} disagrees with adapterType {manifest.adapterType!r} in "
+                         f"{SKILL_FILE}", file=str(config_path), field="$.type",
+                         hint="make them the same, or remove type")
     return Skill(manifest=manifest, path=path, adapter=adapter)
 
 

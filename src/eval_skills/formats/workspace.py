@@ -5,6 +5,8 @@ Layout (``<skill>-workspace/`` beside the skill unless ``--workspace`` says othe
     iteration-<n>/
       benchmark.json  benchmark.md  feedback.json
       eval-<id>/
+        eval_metadata.json                    the case as run: prompt, expected output, files, assertions
+        inputs/<file name>                    the case's fixture files
         comparison.json                       the blind A/B verdicts of this case
         <arm>/run-<k>/                        arm: with_skill | without_skill | old_skill
           outputs/response.md                 the agent's final response
@@ -33,14 +35,31 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = [
     "ARMS",
     "BASELINE_ARMS",
+    "EVAL_METADATA_FILE",
+    "INPUTS_DIR",
+    "ABSummary",
+    "ArmSummary",
+    "Benchmark",
+    "BenchmarkRun",
+    "BenchmarkStatistics",
     "Comparison",
+    "DeltaEstimate",
+    "EvalMetadata",
     "Expectation",
     "Feedback",
     "FinalEvent",
     "Grading",
     "GradingSummary",
     "MessageEvent",
+    "NonDiscriminating",
+    "PassAtK",
     "Review",
+    "RoutingMetrics",
+    "RoutingOverall",
+    "RoutingQueryResult",
+    "RoutingResults",
+    "RoutingRunRecord",
+    "RunResult",
     "SkillEvent",
     "Stat",
     "Timing",
@@ -49,6 +68,8 @@ __all__ = [
     "UsageEvent",
     "iteration_dir",
     "next_number",
+    "routing_dir",
+    "routing_run_dir",
     "run_dir",
     "run_id",
 ]
@@ -181,6 +202,7 @@ class Grading(BaseModel):
 
     expectations: list[Expectation]
     summary: GradingSummary
+    error: str | None = None  # why an error run has no grades (the agent failed or timed out)
 
 
 # ---- per iteration -----------------------------------------------------------------------------------
@@ -222,3 +244,219 @@ class Comparison(BaseModel):
     winner: Literal["A", "B", "TIE"] | None
     winner_arm: str | None  # the unblinded winner ("TIE" or None when there is none)
     reasoning: str = ""
+
+
+# ---- what the review page reads beyond the files above ------------------------------------------------
+
+EVAL_METADATA_FILE = "eval_metadata.json"  # eval-<id>/eval_metadata.json
+INPUTS_DIR = "inputs"  # eval-<id>/inputs/<file name>: the case's fixture files, as copied into each run
+
+
+class EvalMetadata(BaseModel):
+    """``eval-<id>/eval_metadata.json``: the case as it was run, so the workspace explains itself after the
+    skill or its ``evals.json`` changed (skill-creator's viewer reads ``prompt`` from the same file)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    eval_id: int | str
+    eval_name: str | None = None
+    prompt: str = ""
+    expected_output: str = ""
+    files: list[str] = Field(default_factory=list)
+    assertions: list[str] = Field(default_factory=list)
+
+
+class RunResult(BaseModel):
+    """``result`` of a ``benchmark.json`` run entry. ``pass_rate`` is None for an error run."""
+
+    model_config = ConfigDict(extra="allow")
+
+    pass_rate: float | None = None
+    passed: int = 0
+    failed: int = 0
+    total: int = 0
+    time_seconds: float | None = None
+    tokens: int | None = None
+    tool_calls: int | None = None
+    errors: int = 0
+
+
+class BenchmarkRun(BaseModel):
+    """One entry of ``benchmark.json`` ``runs``, as skill-creator writes them."""
+
+    model_config = ConfigDict(extra="allow")
+
+    eval_id: int | str
+    eval_name: str | None = None
+    configuration: str
+    run_number: int
+    result: RunResult = Field(default_factory=RunResult)
+    expectations: list[Expectation] = Field(default_factory=list)
+
+
+class ArmSummary(BaseModel):
+    """One arm of ``run_summary``: each figure ``{mean, stddev, min, max}`` over all runs of all cases."""
+
+    model_config = ConfigDict(extra="allow")
+
+    pass_rate: Stat | None = None
+    time_seconds: Stat | None = None
+    tokens: Stat | None = None
+
+
+class DeltaEstimate(BaseModel):
+    """``statistics.pass_rate_delta``: with_skill minus the baseline arm, estimated over cases (per case the
+    mean over its runs), with a bootstrap interval and a paired sign-flip permutation test."""
+
+    model_config = ConfigDict(extra="allow")
+
+    estimate: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    confidence: float = 0.95
+    p_value: float | None = None
+    cases: int | None = None
+    note: str = ""
+
+
+class PassAtK(BaseModel):
+    """``statistics.pass_at_k.<arm>``: a run counts as passed when all its expectations pass."""
+
+    model_config = ConfigDict(extra="allow")
+
+    k: int
+    pass_at_k: float | None = None
+    pass_hat_k: float | None = None
+
+
+class BenchmarkStatistics(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    pass_rate_delta: DeltaEstimate | None = None
+    pass_at_k: dict[str, PassAtK] = Field(default_factory=dict)
+
+
+class NonDiscriminating(BaseModel):
+    """One entry of ``benchmark.json`` ``non_discriminating``. ``counts``: per arm ``{passed, runs}``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    eval_id: int | str
+    assertion: str
+    kind: str  # always_pass | always_fail | only_without_skill | flaky
+    counts: dict[str, dict[str, int]] = Field(default_factory=dict)
+
+
+class ABSummary(BaseModel):
+    """``benchmark.json`` ``comparison``: the blind A/B verdicts, unblinded, as the skill's wins."""
+
+    model_config = ConfigDict(extra="allow")
+
+    wins: int = 0
+    ties: int = 0
+    losses: int = 0
+
+
+class Benchmark(BaseModel):
+    """``benchmark.json``. ``run_summary`` maps each arm to an :class:`ArmSummary` and ``delta`` to numbers
+    (with_skill minus the baseline arm)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    runs: list[BenchmarkRun] = Field(default_factory=list)
+    run_summary: dict[str, Any] = Field(default_factory=dict)
+    statistics: BenchmarkStatistics | None = None
+    non_discriminating: list[NonDiscriminating] = Field(default_factory=list)
+    comparison: ABSummary | None = None
+    notes: list[str] = Field(default_factory=list)
+
+
+# ---- routing tests -----------------------------------------------------------------------------------
+
+
+class RoutingRunRecord(BaseModel):
+    """One agent run of one routing query. ``triggered`` is None for a run in error: a run whose agent
+    failed or timed out says nothing about routing. ``skills_invoked`` lists every skill the transcript
+    shows invoked (also before a failure); ``transcript`` is relative to the ``routing-<n>`` folder."""
+
+    model_config = ConfigDict(extra="allow")
+
+    run: int
+    status: Literal["ok", "error", "timeout"]
+    triggered: bool | None
+    skills_invoked: list[str] = Field(default_factory=list)
+    error: str | None = None
+    duration_s: float = 0.0
+    transcript: str | None = None
+
+
+class RoutingQueryResult(BaseModel):
+    """One query of ``routing_results.json``. ``runs`` counts the finished runs, errors included;
+    ``trigger_rate`` = triggers / (runs - errors), None when no run finished without error (then ``passed``
+    is None too); ``passed`` is ``trigger_rate >= 0.5`` for a query that should trigger, below otherwise.
+    ``trigger_rate_ci`` is the 95% Wilson interval ``[lower, upper]`` of the rate (with 2 runs or more).
+    ``distractors_invoked`` maps each distractor skill the agent invoked to the number of runs it did."""
+
+    model_config = ConfigDict(extra="allow")
+
+    index: int
+    query: str
+    should_trigger: bool
+    invocation_type: str | None = None
+    runs: int
+    triggers: int
+    errors: int
+    trigger_rate: float | None
+    trigger_rate_ci: tuple[float, float] | None = None
+    passed: bool | None
+    distractors_invoked: dict[str, int] = Field(default_factory=dict)
+    run_results: list[RoutingRunRecord] = Field(default_factory=list)
+
+
+class RoutingMetrics(BaseModel):
+    """Precision, recall, F1 and accuracy over the queries with a trigger rate: the positive class is
+    "should trigger", the prediction "trigger rate at least 0.5". A metric is None when undefined, and
+    ``undefined`` says why; ``tp``/``fp``/``fn``/``tn`` are the counts; ``queries`` the queries counted and
+    ``unscored`` those left out because every run of theirs was an error."""
+
+    model_config = ConfigDict(extra="allow")
+
+    precision: float | None
+    recall: float | None
+    f1: float | None
+    accuracy: float | None
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+    tn: int = 0
+    queries: int = 0
+    unscored: int = 0
+    undefined: dict[str, str] = Field(default_factory=dict)
+
+
+class RoutingOverall(RoutingMetrics):
+    """The metrics over every query, and the same per ``invocation_type`` (queries without one are under
+    ``unspecified``; empty when no query names a type)."""
+
+    by_invocation_type: dict[str, RoutingMetrics] = Field(default_factory=dict)
+
+
+class RoutingResults(BaseModel):
+    """``routing_results.json``. ``metadata`` holds the skill, the agent, the settings, the run counts
+    (``planned_runs``, ``finished_runs``, ``error_runs``), ``interrupted`` and the times."""
+
+    model_config = ConfigDict(extra="allow")
+
+    metadata: dict[str, Any]
+    queries: list[RoutingQueryResult]
+    metrics: RoutingOverall
+
+
+def routing_dir(workspace: Path, n: int) -> Path:
+    return workspace / f"routing-{n}"
+
+
+def routing_run_dir(routing: Path, query_index: int, run_number: int) -> Path:
+    """``query-<i>/run-<k>`` (both 1-based) inside a ``routing-<n>`` folder."""
+    return routing / f"query-{query_index}" / f"run-{run_number}"

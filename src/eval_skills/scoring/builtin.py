@@ -2,11 +2,16 @@
 
 Each declares its options as a pydantic model (checked before anything runs). They run off the event loop
 with the scoring deadline; regex matching stops itself at that deadline.
+
+``exact`` compares the answer (the output's ``result``, ``output`` or ``answer`` key, else the whole output).
+``contains`` and ``regex`` search the answer and, for an object or array output, the JSON text of the whole
+output too, key names included, as the original eval-skills does (its templates test for ``"result"``).
 """
 
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -16,7 +21,17 @@ from ..formats.benchmark import Task
 from ..formats.untrusted import NotJSON, loads_untrusted
 from ..results import Score
 from .assertions import compile_pattern, regex_flags
-from .registry import NoOptions, ScoringContext, answer_of, as_text, scorer, short, short_answer
+from .registry import (
+    NoOptions,
+    ScoringContext,
+    answer_of,
+    as_text,
+    scorer,
+    searched_texts,
+    short,
+    short_answer,
+    small_output,
+)
 from .schemas import schema_problem, schema_validator
 
 __all__ = ["ContainsOptions", "ExactOptions", "RegexOptions"]
@@ -83,26 +98,28 @@ def _needs_keywords(task: Task, options: Any, ctx: ScoringContext) -> None:
         raise ScorerError("contains needs expectedOutput.keywords (a non-empty list) or value")
 
 
-@scorer("contains", options=ContainsOptions, check=_needs_keywords, inline=short_answer)
+@scorer("contains", options=ContainsOptions, check=_needs_keywords, inline=small_output)
 def contains(output: Any, task: Task, options: ContainsOptions, ctx: ScoringContext) -> Score:
     keywords = _keywords(task)
     if not keywords:
         raise ScorerError(f"task {task.id!r}: contains needs expectedOutput.keywords or value")
-    text = as_text(answer_of(output))
-    haystack = text if options.caseSensitive else text.casefold()
-    missing = [k for k in keywords if (k if options.caseSensitive else k.casefold()) not in haystack]
+    fold = (lambda text: text) if options.caseSensitive else str.casefold
+    haystacks = [fold(text) for text in searched_texts(output)]
+    missing = [k for k in keywords if not any(fold(k) in haystack for haystack in haystacks)]
     value = (len(keywords) - len(missing)) / len(keywords)
     reason = "all keywords found" if not missing else "missing: " + ", ".join(repr(k) for k in missing)
     return Score(value, value >= options.passThreshold, reason)
 
 
-def _compiled(task: Task, options: RegexOptions) -> Any:
-    pattern = task.expectedOutput.pattern or task.expectedOutput.value
-    if not isinstance(pattern, str):
-        raise ScorerError("regex needs expectedOutput.pattern")
-    spec = options.flags if options.flags is not None else (task.expectedOutput.model_extra or {}).get("flags")
+def _compiled(task: Task, options: RegexOptions) -> list[Any]:
+    expected = task.expectedOutput
+    patterns: Any = expected.patterns if expected.patterns is not None else [expected.pattern or expected.value]
+    if not patterns or not all(isinstance(p, str) for p in patterns):
+        raise ScorerError("regex needs expectedOutput.pattern (or patterns, a non-empty list)")
+    spec = options.flags if options.flags is not None else (expected.model_extra or {}).get("flags")
     try:
-        return compile_pattern(pattern, regex_flags(spec))
+        flags = regex_flags(spec)
+        return [compile_pattern(pattern, flags) for pattern in patterns]
     except InputError as exc:
         raise ScorerError(exc.problem.replace("invalid regular expression", "invalid regex", 1)) from None
 
@@ -111,14 +128,34 @@ def _check_regex(task: Task, options: RegexOptions, ctx: ScoringContext) -> None
     _compiled(task, options)
 
 
+def _search(compiled: Any, texts: list[str], deadline: float) -> Any:
+    """The first match of ``compiled`` in ``texts``, or None; TimeoutError once past the scoring deadline."""
+    for text in texts:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError
+        match = compiled.search(text, timeout=remaining)
+        if match:
+            return match
+    return None
+
+
 @scorer("regex", options=RegexOptions, check=_check_regex)
 def regex(output: Any, task: Task, options: RegexOptions, ctx: ScoringContext) -> Score:
+    """``pattern`` must be found; with ``patterns`` (the original's list) the score is the share found and
+    the task passes when all are."""
     compiled = _compiled(task, options)
-    text = as_text(answer_of(output))
-    match = compiled.search(text, timeout=ctx.timeout_s)  # TimeoutError: the task is past the scoring deadline
-    if match:
-        return Score(1.0, True, f"matched {short(match.group(0))!r} at offset {match.start()}")
-    return Score(0.0, False, f"no match for /{short(compiled.pattern)}/")
+    texts = searched_texts(output)
+    deadline = time.monotonic() + ctx.timeout_s  # TimeoutError: the task is past the scoring deadline
+    matches = [_search(pattern, texts, deadline) for pattern in compiled]
+    missing = [c.pattern for c, m in zip(compiled, matches, strict=True) if m is None]
+    total, matched = len(compiled), len(compiled) - len(missing)
+    if not missing:
+        first = matches[0]
+        one = f"matched {short(first.group(0))!r} at offset {first.start()}"
+        return Score(1.0, True, one if total == 1 else f"all {total} patterns matched")
+    reason = "no match for " + ", ".join(f"/{short(p)}/" for p in missing)
+    return Score(matched / total, False, reason if total == 1 else f"{reason} ({matched}/{total} matched)")
 
 
 def _validator(task: Task, ctx: ScoringContext) -> Any:

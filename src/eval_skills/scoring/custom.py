@@ -1,9 +1,12 @@
 """The ``custom`` scorer: a user's file with ``score(output, expected, task)``, run in worker processes.
 
-The file is ``expectedOutput.customScorerPath``, relative to the benchmark's folder and inside it. It is
-loaded before anything runs (a file that cannot be loaded stops the run with its reason), then called in a
-worker process (see :mod:`.workers`) with the scoring deadline. Its verdict is a bool, a number from 0 to
-1, or ``{score, passed, reason}``; anything else (NaN included) is that task's error.
+The file is ``expectedOutput.customScorerPath``, relative to the benchmark's folder and inside it (a path not
+found there is looked up from the current folder, as the original eval-skills does, and must stay inside
+that folder). Python files run in Python workers, JavaScript files (``.js``, ``.mjs``, ``.cjs``) in Node.js
+workers (:mod:`.node`), both through :mod:`.workers`. The file is loaded before anything runs (a file that
+cannot be loaded stops the run with its reason), then called in a worker with the scoring deadline. Its
+verdict is a bool, a number from 0 to 1, or ``{score, passed, reason}``; anything else (NaN included) is
+that task's error.
 """
 
 from __future__ import annotations
@@ -29,27 +32,42 @@ class CustomOptions(BaseModel):
     passThreshold: float = Field(default=1.0, ge=0, le=1)
 
 
-def custom_scorer_path(task: Task, base_dir: Path | None) -> Path:
-    """The custom scorer file of a task, which must stay inside the task file's folder."""
+def _inside(base: Path, raw: str, task: Task) -> Path:
+    try:
+        return (base / raw).resolve()
+    except (ValueError, OSError) as exc:  # a NUL byte, a loop of symlinks
+        raise InputError(f"customScorerPath {raw!r} is not a usable path ({exc})", field=f"task {task.id}") from None
+
+
+def _locate(task: Task, base_dir: Path | None) -> tuple[Path, Path]:
+    """(the scorer file, the folder it must stay inside): next to the benchmark, else (as the original
+    resolves it) from the current folder."""
     raw = task.expectedOutput.customScorerPath
     if not raw:
         raise InputError("custom scorer needs expectedOutput.customScorerPath", field=f"task {task.id}")
     base = (base_dir or Path.cwd()).resolve()
-    try:
-        path = (base / raw).resolve()
-    except (ValueError, OSError) as exc:  # a NUL byte, a loop of symlinks
-        raise InputError(f"customScorerPath {raw!r} is not a usable path ({exc})", field=f"task {task.id}") from None
+    path = _inside(base, raw, task)
+    if not path.exists():
+        here = Path.cwd().resolve()
+        found = _inside(here, raw, task)
+        if found.is_file() and found.is_relative_to(here):
+            base, path = here, found
     if not path.is_relative_to(base):
         raise InputError(f"customScorerPath {raw!r} leaves the benchmark's folder", field=f"task {task.id}",
                          hint="keep custom scorers beside the benchmark file")
     if not path.is_file():
         raise InputError(f"custom scorer file not found: {path}", field=f"task {task.id}")
-    return path
+    return path, base
+
+
+def custom_scorer_path(task: Task, base_dir: Path | None) -> Path:
+    """The custom scorer file of a task, which must stay inside the task file's folder (or, when it is not
+    there, inside the current folder, from where the original eval-skills resolves it)."""
+    return _locate(task, base_dir)[0]
 
 
 def _workers(task: Task, ctx: ScoringContext) -> ScorerWorkers:
-    path = custom_scorer_path(task, ctx.base_dir)
-    base = (ctx.base_dir or Path.cwd()).resolve()
+    path, base = _locate(task, ctx.base_dir)
     name = f"custom scorer {path.relative_to(base).as_posix()}"
     workers: ScorerWorkers = ctx.cached(
         ("custom", path),

@@ -39,7 +39,8 @@ from ..formats.benchmark import Task
 from ..results import Score
 
 __all__ = ["DEFAULT_SCORER_TIMEOUT_S", "INLINE_MAX_CHARS", "NoOptions", "SCORERS", "Scorer", "ScoringContext",
-           "answer_of", "as_text", "get_scorer", "scorer", "scorer_type_of", "short_answer"]
+           "answer_of", "as_text", "get_scorer", "scorer", "scorer_type_of", "searched_texts", "short_answer",
+           "small_output"]
 
 DEFAULT_SCORER_TIMEOUT_S = 5.0  # the original tool's deadline for scoring one task
 INLINE_MAX_CHARS = 65536  # an answer this short is compared on the event loop by linear-time scorers
@@ -167,6 +168,31 @@ def short_answer(output: Any) -> bool:
     return answer is None or isinstance(answer, bool | int | float)
 
 
+def small_output(output: Any, limit: int = INLINE_MAX_CHARS) -> bool:
+    """True when the whole output's JSON text is at most about ``limit`` characters. Stops counting at the
+    limit, so asking costs no more than a small output's size."""
+    budget = limit
+    todo = [output]
+    while todo:
+        value = todo.pop()
+        if isinstance(value, str):
+            budget -= len(value) + 2
+        elif isinstance(value, dict | list):
+            budget -= 2 + len(value)  # every item costs a character at least: a long one stops here
+            if budget < 0:
+                return False
+            if isinstance(value, dict):
+                budget -= sum(len(key) + 3 if isinstance(key, str) else 24 for key in value)
+                todo.extend(value.values())
+            else:
+                todo.extend(value)
+        else:
+            budget -= 24  # a number, a boolean, null
+        if budget < 0:
+            return False
+    return True
+
+
 def as_text(value: Any) -> str:
     """A value as the text a user would compare: strings as they are, other values as compact JSON."""
     if isinstance(value, str):
@@ -174,6 +200,17 @@ def as_text(value: Any) -> str:
     if value is None:
         return ""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def searched_texts(output: Any) -> list[str]:
+    """What ``contains`` and ``regex`` search: the answer's text and, for an object or array output, the
+    JSON text of the whole output too, key names included (as the original eval-skills does)."""
+    texts = [as_text(answer_of(output))]
+    if isinstance(output, dict | list):
+        whole = as_text(output)
+        if whole != texts[0]:
+            texts.append(whole)
+    return texts
 
 
 def short(text: str, limit: int = 80) -> str:

@@ -3,6 +3,8 @@ a remote ``$ref``, and matching ``pattern`` with a time limit.
 
 - :func:`schema_validator` refuses a schema that is not valid for its draft, and one with a ``$ref`` that
   does not resolve (a missing ``#/definitions/x``, a remote URL: nothing is fetched), as ScorerError.
+- ``format`` is asserted (``date-time``, ``uri``, ``email``, ``hostname``, ``ipv4``, ``uuid``, ...), as the
+  original eval-skills' validator does.
 - ``pattern`` and ``patternProperties`` are matched with the ``regex`` package and a timeout, so a
   backtracking pattern cannot freeze the harness: a match that takes too long raises TimeoutError (for a
   scorer: the task is past its deadline).
@@ -97,7 +99,8 @@ def schema_validator(schema: Any, *, timeout: float = PATTERN_TIMEOUT_S) -> Any:
         raise ScorerError(f"invalid JSON Schema: {exc.message}") from None
     except Exception as exc:  # noqa: BLE001 - a schema too deep or odd to check
         raise ScorerError(f"invalid JSON Schema: {type(exc).__name__}") from None
-    validator = _safe_class(cls, timeout)(schema, registry=referencing.Registry())
+    validator = _safe_class(cls, timeout)(schema, registry=referencing.Registry(),
+                                          format_checker=cls.FORMAT_CHECKER)
     ref = _unresolved_ref(validator)
     if ref is not None:
         raise ScorerError(f"invalid JSON Schema: $ref {ref!r} does not resolve (remote references are not fetched)")

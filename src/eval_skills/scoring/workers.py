@@ -17,7 +17,9 @@ speaks a small protocol of JSON lines, whatever its language:
 
 A worker that does not load within the deadline, does not answer within it, exits, or writes something
 that is not the protocol is stopped (its whole process tree) and the task gets the reason; the next call
-starts a fresh worker. Adding a language is one entry in :data:`WORKERS` (``register_worker(".js")``).
+starts a fresh worker. Adding a language is one entry in :data:`WORKERS`: ``register_worker(".py")`` on a
+function ``(scorer_path, reply_fd) -> argv``, with ``max_workers`` when a language's workers are heavy enough to
+keep one per scorer file (Node.js, :mod:`.node`).
 """
 
 from __future__ import annotations
@@ -33,26 +35,39 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import HarnessResourceError, ScorerError
 from ..formats.untrusted import NotJSON, loads_untrusted
-from ..processes import forget, kill_tree, resource_failure, spawning
+from ..procs import describe_exit, forget, kill_tree, resource_failure, spawning
 
-__all__ = ["WORKERS", "ScorerWorkers", "register_worker"]
+__all__ = ["WORKERS", "ScorerWorkers", "WorkerKind", "register_worker"]
 
 WorkerCommand = Callable[[Path, int], list[str]]
-WORKERS: dict[str, WorkerCommand] = {}
 MAX_REPLY_BYTES = 1 << 20
 OUTPUT_TAIL = 4096
 
 
-def register_worker(suffix: str) -> Callable[[WorkerCommand], WorkerCommand]:
-    """Register the command that starts workers for scorer files ending in ``suffix`` (``".py"``)."""
+@dataclass(frozen=True)
+class WorkerKind:
+    """How workers of one language start (``command(scorer_path, reply_fd)``, which may raise ScorerError
+    saying what is missing) and how many one scorer file may have at once (None: as many as the run allows)."""
+
+    command: WorkerCommand
+    max_workers: int | None = None
+
+
+WORKERS: dict[str, WorkerKind] = {}
+
+
+def register_worker(*suffixes: str, max_workers: int | None = None) -> Callable[[WorkerCommand], WorkerCommand]:
+    """Register the command that starts workers for scorer files ending in one of ``suffixes`` (``".py"``)."""
 
     def register(command: WorkerCommand) -> WorkerCommand:
-        WORKERS[suffix] = command
+        for suffix in suffixes:
+            WORKERS[suffix] = WorkerKind(command, max_workers)
         return command
 
     return register
@@ -130,12 +145,7 @@ class _Worker:
             code = None
         self._drainer.join(0.5)  # what it printed last
         self.kill()
-        if code is None:
-            how = "closed its reply pipe"
-        elif code < 0:
-            how = f"was killed by signal {-code}"
-        else:
-            how = f"exited with code {code}"
+        how = "closed its reply pipe" if code is None else describe_exit(code)
         return ScorerError(f"{self.name} {how} {doing}{self.output()}")
 
     def _read(self, deadline: float, doing: str) -> dict[str, Any]:
@@ -232,15 +242,15 @@ class ScorerWorkers:
     """
 
     def __init__(self, path: Path, *, name: str, timeout: float, max_workers: int = 4) -> None:
-        command = WORKERS.get(path.suffix)
-        if command is None:
+        kind = WORKERS.get(path.suffix)
+        if kind is None:
             known = ", ".join(sorted(WORKERS))
             raise ScorerError(f"{name}: no worker runs {path.suffix or 'extensionless'} files (supported: {known})")
         self.path = path
         self.name = name
         self.timeout = timeout
-        self.max_workers = max(1, max_workers)
-        self._command = command
+        self.max_workers = max(1, min(max_workers, kind.max_workers or max_workers))
+        self._command = kind.command
         self._idle: list[_Worker] = []
         self._count = 0
         self._closed = False

@@ -7,9 +7,9 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from ..errors import HarnessError
+from ..errors import HarnessError, InputError
 
-__all__ = ["abandoned", "check_store", "one_line", "refuse_foreign"]
+__all__ = ["ORIGINAL_TABLES", "abandoned", "check_store", "one_line", "refuse_foreign"]
 
 
 def one_line(exc: BaseException) -> str:
@@ -40,12 +40,23 @@ def check_store(path: Path | str) -> None:
         db.close()
 
 
+ORIGINAL_TABLES = {"skills", "evaluations", "task_results"}
+
+
 def refuse_foreign(db: sqlite3.Connection, path: Path) -> None:
-    """Refuse a SQLite file of another program (tables, but none of our migrations)."""
+    """Refuse a SQLite file of another program (tables, but none of our migrations). The original eval-skills
+    (TypeScript) defaults to the same ``./eval-skills.db``; its store (tables ``skills``, ``evaluations`` with
+    a ``skill_id`` column, ``task_results``) cannot be migrated into ours, and is named as such."""
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    if tables and "_migrations" not in tables:
-        raise HarnessError(f"results store {path}: is a SQLite database of another program, not an "
-                           "eval-skills store (choose another --store)")
+    if not tables or "_migrations" in tables:
+        return
+    if tables >= ORIGINAL_TABLES and "skill_id" in {row[1] for row in db.execute("PRAGMA table_info(evaluations)")}:
+        raise InputError("this results store was written by the original eval-skills (TypeScript) and has "
+                         "another schema", file=str(path),
+                         hint="pass --store with a new file (e.g. --store ./eval-skills-results.db), "
+                              "or move this one away")
+    raise HarnessError(f"results store {path}: is a SQLite database of another program, not an "
+                       "eval-skills store (choose another --store)")
 
 
 def abandoned(pid: Any, host: Any) -> bool:

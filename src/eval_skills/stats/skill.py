@@ -12,18 +12,22 @@
   for the slowest skill: a skill is never rewarded for speed it did not show
 
 Headline metrics are rounded to 4 decimals.
+
+The benchmark's ``scoringMethod`` may replace the partial score (:func:`weighted_mean`, :func:`pass_at_k`);
+the confidence interval of the mean task score is :func:`.estimators.bootstrap_ci`, from ``CI_MIN_RESULTS``.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .results import TaskResult
+from ..results import TaskResult
+from .estimators import pass_at_k_task
 
-__all__ = ["nearest_rank", "composite_score", "skill_summary"]
+__all__ = ["CI_MIN_RESULTS", "nearest_rank", "composite_score", "skill_summary", "weighted_mean", "pass_at_k"]
 
 
 def nearest_rank(sorted_values: Sequence[float], percentile: float) -> float:
@@ -108,3 +112,27 @@ def skill_summary(results: Sequence[TaskResult], *, runs: int, latency_budget_ms
         "latency": {"p50Ms": _opt(p50), "p95Ms": _opt(p95), "p99Ms": _opt(p99)},
         "tokenCost": token_cost,
     }
+
+
+# ---- scoring methods ----------------------------------------------------------------------------
+
+
+def weighted_mean(scores: Sequence[float], weights: Sequence[float]) -> float | None:
+    """``sum(score x weight) / sum(weight)``; None when there is no weight at all (nothing to average)."""
+    total = math.fsum(weights)
+    if total <= 0:
+        return None
+    return math.fsum(s * w for s, w in zip(scores, weights, strict=True)) / total
+
+
+def pass_at_k(passes_by_task: Mapping[str, Sequence[bool]], k: int = 1) -> float | None:
+    """The mean over tasks of the unbiased pass@k (:func:`.estimators.pass_at_k_task`) of each task's runs.
+    None when there is no task, or a task has fewer than ``k`` runs (an interrupted run): the estimate cannot
+    be computed, and a 0 would read as a verdict."""
+    if not passes_by_task or any(len(runs) < k for runs in passes_by_task.values()):
+        return None
+    values = [pass_at_k_task(len(runs), sum(runs), k) for runs in passes_by_task.values()]
+    return math.fsum(values) / len(values)
+
+
+CI_MIN_RESULTS = 10  # a skill's summary.confidenceInterval needs this many results, as in the original

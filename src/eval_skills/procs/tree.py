@@ -1,4 +1,4 @@
-"""The processes the harness starts, and the limits it runs under.
+"""The processes the harness starts, and every descendant of theirs.
 
 - **Every descendant can be stopped.** Programs are started in their own process group, but a descendant
   may leave it (``setsid sleep 780 &``). :func:`kill_tree` also kills what it finds below a program by
@@ -7,15 +7,11 @@
 - **Only our own children are reaped.** Every process the harness starts is registered (:func:`spawning`,
   :func:`forget`); a child of ours that is not registered is an adopted orphan. Nothing here ever calls
   ``waitpid(-1)``, which would take an exit status from asyncio's child watcher.
-- **A harness resource failure is not the skill's fault.** :func:`resource_failure` recognises running out of
-  file descriptors, processes or memory (``EMFILE``, ``ENFILE``, ``EAGAIN``, ``ENOMEM``) in an exception or
-  its causes; :func:`raise_fd_limit` and :func:`fd_capacity` keep that rare.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import signal
 import sys
@@ -23,25 +19,9 @@ import threading
 import time
 from collections.abc import Iterator
 
-__all__ = [
-    "FDS_PER_TASK",
-    "become_subreaper",
-    "descendants",
-    "fd_capacity",
-    "forget",
-    "kill_group",
-    "kill_tree",
-    "open_fd_count",
-    "raise_fd_limit",
-    "reap_orphans",
-    "resource_failure",
-    "spawning",
-]
+__all__ = ["become_subreaper", "descendants", "forget", "kill_group", "kill_tree", "reap_orphans", "spawning"]
 
 _SIGKILL = getattr(signal, "SIGKILL", signal.SIGTERM)
-_RESOURCE_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.EAGAIN, errno.ENOMEM}
-FDS_PER_TASK = 8  # descriptors one task in flight may hold: three pipes of a program, a socket, spares
-FD_RESERVE = 64  # descriptors kept for the store, report files, scorer workers and the harness itself
 
 _lock = threading.Lock()
 _known: set[int] = set()  # pids of processes the harness started and has not finished with
@@ -131,7 +111,8 @@ def _kill(pid: int, sig: int = _SIGKILL) -> None:
 
 
 def kill_group(pgid: int, sig: int = _SIGKILL) -> None:
-    """Signal a whole process group. Gone already is fine."""
+    """Signal a whole process group (a program started in its own session and everything it started that
+    stayed in its group). Gone already is fine."""
     try:
         if hasattr(os, "killpg"):
             os.killpg(pgid, sig)
@@ -189,58 +170,3 @@ def reap_orphans() -> int:
         for pid in adopted:
             _reap(pid)
     return count
-
-
-# ---- limits -------------------------------------------------------------------------------------------
-
-
-def raise_fd_limit() -> tuple[int, int] | None:
-    """Raise the soft limit of open files as far as the hard limit allows. Returns (soft, hard) after."""
-    try:
-        import resource
-    except ImportError:  # pragma: no cover - Windows
-        return None
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY:
-        return soft, hard
-    for candidate in (hard, 1 << 20, 10240):  # an unlimited hard limit, or macOS's OPEN_MAX
-        if candidate == resource.RLIM_INFINITY or candidate <= soft or \
-                (hard != resource.RLIM_INFINITY and candidate > hard):
-            continue
-        try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (candidate, hard))
-            return candidate, hard
-        except (ValueError, OSError):
-            continue
-    return soft, hard
-
-
-def open_fd_count() -> int:
-    """Descriptors this process has open now (an estimate where it cannot be counted)."""
-    for folder in ("/proc/self/fd", "/dev/fd"):
-        with contextlib.suppress(OSError):
-            return len(os.listdir(folder))
-    return 32
-
-
-def fd_capacity() -> int | None:
-    """How many tasks can be in flight at once within the open-file limit, or None when unlimited."""
-    try:
-        import resource
-    except ImportError:  # pragma: no cover
-        return None
-    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY:
-        return None
-    return max(1, (soft - open_fd_count() - FD_RESERVE) // FDS_PER_TASK)
-
-
-def resource_failure(exc: BaseException | None) -> OSError | None:
-    """The OSError in ``exc`` or its causes that says the harness ran out of a resource, else None."""
-    seen = 0
-    while exc is not None and seen < 10:
-        if isinstance(exc, OSError) and exc.errno in _RESOURCE_ERRNOS:
-            return exc
-        exc = exc.__cause__ or exc.__context__
-        seen += 1
-    return None

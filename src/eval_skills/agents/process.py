@@ -1,0 +1,173 @@
+"""Agents that are programs: start one per run, read its stdout as it comes, stop it at the timeout.
+
+The program runs in the workspace, in its own process group, with the caller's environment. Its stdout
+is kept byte for byte (:class:`~eval_skills.agents.output.RawOutput`) and fed line by line to the
+backend's parser; the last 16 KiB of stderr are kept. At the timeout the whole group gets SIGTERM, then
+SIGKILL a second later; when the program exits on its own, whatever it left running in its group is
+killed too (so nothing changes the workspace after the run).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import tempfile
+from abc import abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import SkillError
+from ..procs import Child, feed_stdin, kill_group, resolve_argv
+from .base import Agent, AgentRequest, Execution
+from .output import OutputParser, ParseContext, RawOutput
+
+__all__ = ["Launch", "LineSplitter", "ProcessAgent"]
+
+STDERR_TAIL = 16 << 10
+MAX_LINE = 64 << 20  # longer stdout lines are kept in the raw output but not parsed
+STOP_GRACE = 1.0  # seconds between SIGTERM and SIGKILL at the timeout
+DRAIN_GRACE = 1.0  # seconds we wait for stdout to close after the program exits
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How to start the program: its command line, what to write on its stdin (None: nothing, stdin is
+    /dev/null), and variables added to its environment."""
+
+    argv: Sequence[str]
+    stdin: bytes | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+class LineSplitter:
+    """Cuts a byte stream into lines for a parser; lines over ``max_line`` bytes are skipped and counted."""
+
+    def __init__(self, parser: OutputParser, max_line: int = MAX_LINE) -> None:
+        self.parser = parser
+        self.max_line = max_line
+        self.pending = bytearray()
+        self.skipping = False
+        self.skipped = 0
+
+    def feed(self, chunk: bytes) -> None:
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            if self.skipping:
+                self.skipping = False
+            elif self.pending:
+                self.pending += chunk[start:end]
+                self._line(bytes(self.pending))
+                self.pending.clear()
+            else:
+                self._line(chunk[start:end])
+            start = end + 1
+        if start < len(chunk) and not self.skipping:
+            self.pending += chunk[start:]
+            if len(self.pending) > self.max_line:
+                self.pending.clear()
+                self.skipping = True
+                self.skipped += 1
+
+    def close(self) -> None:
+        if self.pending and not self.skipping:
+            self._line(bytes(self.pending))
+        self.pending.clear()
+
+    def _line(self, line: bytes) -> None:
+        try:
+            self.parser.feed(line)
+        except Exception as exc:  # untrusted output must never crash the harness
+            self.parser.note(f"line {self.parser.lines} could not be read: {type(exc).__name__}: {exc}")
+
+
+class ProcessAgent(Agent):
+    """An agent run as a program. Subclasses build the command line and choose the output parser."""
+
+    @abstractmethod
+    def launch(self, request: AgentRequest, workspace: Path, prompt_file: Path) -> Launch:
+        """The command line for this run. ``prompt_file`` holds the prompt (outside the workspace)."""
+
+    @abstractmethod
+    def output_parser(self, context: ParseContext) -> OutputParser:
+        """A fresh parser for this run's stdout."""
+
+    async def execute(self, request: AgentRequest, workspace: Path, installed: list[str]) -> Execution:
+        parser = self.output_parser(ParseContext(tuple(installed), self.skills_subdir, workspace))
+        raw = RawOutput()
+        with tempfile.TemporaryDirectory(prefix="eval-skills-prompt-") as tmp:
+            prompt_file = Path(tmp) / "prompt.md"
+            prompt_file.write_text(request.prompt, encoding="utf-8")
+            launch = self.launch(request, workspace, prompt_file)
+            env = self.child_env(launch.env)
+            try:
+                argv = resolve_argv(launch.argv, cwd=Path.cwd(), env=env)
+                child = await Child.start(argv, cwd=workspace, env=env, stderr_bytes=STDERR_TAIL,
+                                          stdin=None if launch.stdin is not None else asyncio.subprocess.DEVNULL)
+            except SkillError as exc:
+                return Execution(error=str(exc), raw_stdout=raw)
+            splitter = LineSplitter(parser)
+            timed_out = await self._supervise(child, launch.stdin, raw, splitter, request.timeout)
+        raw.close()
+        splitter.close()
+        execution = Execution(timed_out=timed_out, exit_code=child.proc.returncode, raw_stdout=raw,
+                              stderr_tail=child.stderr.data.decode("utf-8", "replace"))
+        try:
+            parsed = parser.finish(raw)
+        except Exception as exc:  # untrusted output: a parser failure is this run's error
+            execution.error = f"could not read the agent's output: {type(exc).__name__}: {exc}"
+            return execution
+        execution.transcript, execution.response, execution.usage = parsed.transcript, parsed.response, parsed.usage
+        execution.error = parsed.error
+        execution.warnings = parser.warnings()
+        if splitter.skipped:
+            execution.warnings.append(f"{splitter.skipped} stdout lines longer than {MAX_LINE >> 20} MiB "
+                                      "were not parsed (they are in the raw output)")
+        return execution
+
+    async def _supervise(self, child: Child, stdin: bytes | None, raw: RawOutput, splitter: LineSplitter,
+                         timeout: float) -> bool:
+        """Feed stdin, read stdout until the program exits or the timeout; True when it timed out."""
+        proc = child.proc
+        pump = asyncio.create_task(_pump(proc.stdout, raw, splitter))
+        feeder = asyncio.create_task(feed_stdin(proc.stdin, stdin)) if stdin is not None else None
+        exit_watch = asyncio.create_task(child.exited())
+        timed_out = False
+        try:
+            try:
+                async with asyncio.timeout(timeout):
+                    await asyncio.wait((pump, exit_watch), return_when=asyncio.FIRST_COMPLETED)
+                    if not exit_watch.done():  # stdout closed: the program should be ending
+                        waiter = asyncio.create_task(proc.wait())  # the quick way, once its pipes close
+                        await asyncio.wait((waiter, exit_watch), return_when=asyncio.FIRST_COMPLETED)
+                        waiter.cancel()
+                    elif not pump.done():  # exited while something it started holds stdout open
+                        await asyncio.wait((pump,), timeout=DRAIN_GRACE)
+            except TimeoutError:
+                if proc.returncode is None:
+                    timed_out = True
+                    kill_group(proc.pid, signal.SIGTERM)
+                    await child.wait_exit(STOP_GRACE)
+        finally:
+            await child.kill()  # stragglers (also those that left the group), or everything on timeout
+            exit_watch.cancel()
+            for task in (pump, feeder):
+                if task is None:
+                    continue
+                if not task.done():
+                    await asyncio.wait((task,), timeout=DRAIN_GRACE)
+                    task.cancel()
+                    await asyncio.wait((task,))
+                if not task.cancelled() and task.exception() is not None:
+                    splitter.parser.note(f"stdout could not be read to the end: {task.exception()}")
+            await child.settle()
+        return timed_out
+
+
+async def _pump(stdout: asyncio.StreamReader | None, raw: RawOutput, splitter: LineSplitter) -> None:
+    if stdout is None:
+        return
+    while chunk := await stdout.read(1 << 16):
+        raw.write(chunk)
+        splitter.feed(chunk)
+

@@ -1,0 +1,147 @@
+"""The workspace of one agent run: skills copied in before it, and the files the agent changed.
+
+Skills are copied (never linked) into ``<workspace>/<skills_subdir>/<name>/``, without their ``evals/``
+folder (it holds the expected answers) and without ``.git`` and ``__pycache__``. Symbolic links inside a
+skill are copied as the files they point to.
+
+The workspace is snapshotted before and after the run (the installed skills and ``.git`` left out): files up
+to 1 MiB are compared by content, larger ones by size and modification time. Symbolic links are recorded,
+never followed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Literal
+
+from ..errors import InputError
+
+__all__ = ["FileChange", "SkillSource", "changed_files", "check_subdir", "install_skills", "snapshot"]
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_HASH_LIMIT = 1 << 20
+_SKIP_EVERYWHERE = frozenset({".git", "__pycache__"})
+
+
+@dataclass(frozen=True, slots=True)
+class SkillSource:
+    """A skill folder to install, and the name of its folder in the workspace (default: the folder's name;
+    give another to install, say, an old copy of a skill under the skill's own name)."""
+
+    path: Path
+    name: str
+
+    @classmethod
+    def of(cls, value: Path | str | SkillSource) -> SkillSource:
+        if isinstance(value, SkillSource):
+            return value
+        path = Path(value)
+        return cls(path, path.resolve().name)
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """A file the agent created, modified or deleted; ``path`` is relative to the workspace, with ``/``.
+    ``size`` is the size after the run (None when deleted)."""
+
+    path: str
+    kind: Literal["created", "modified", "deleted"]
+    size: int | None = None
+
+
+def check_subdir(subdir: str) -> str:
+    """A skills subdirectory: relative, inside the workspace; returned with ``/`` separators."""
+    parts = PurePosixPath(subdir.replace("\\", "/")).parts
+    if not parts or subdir.startswith(("/", "\\")) or any(p in ("..", ".") for p in parts) or ":" in subdir:
+        raise InputError(f"{subdir!r} must be a relative folder inside the workspace", field="skills subdir",
+                         hint="for example .agents/skills")
+    return "/".join(parts)
+
+
+def install_skills(workspace: Path, subdir: str, skills: Iterable[SkillSource]) -> list[str]:
+    """Copy each skill into ``workspace/subdir/<name>/`` (replacing what is there); the installed names."""
+    names: list[str] = []
+    for skill in skills:
+        source = skill.path.resolve()
+        if not (source / "SKILL.md").is_file():
+            raise InputError("is not a skill folder (no SKILL.md in it)", file=str(skill.path))
+        if not _NAME.fullmatch(skill.name) or skill.name in names:
+            problem = "appears twice" if skill.name in names else "cannot be a folder name"
+            raise InputError(f"skill name {skill.name!r} {problem}", file=str(skill.path))
+        if workspace.is_relative_to(source):
+            raise InputError("the workspace is inside this skill folder", file=str(skill.path),
+                             hint="put the workspace outside the skill")
+        dest = workspace / subdir / skill.name
+        if dest.is_symlink() or dest.is_file():
+            dest.unlink()
+        elif dest.exists():
+            shutil.rmtree(dest)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+
+        def ignore(folder: str, entries: list[str], top: str = str(source)) -> set[str]:
+            skipped = {e for e in entries if e in _SKIP_EVERYWHERE}
+            return skipped | ({"evals"} & set(entries) if folder == top else set())
+
+        try:
+            shutil.copytree(source, dest, symlinks=False, ignore=ignore, ignore_dangling_symlinks=True)
+        except (shutil.Error, OSError) as exc:
+            raise InputError(f"cannot be copied into the workspace: {exc}", file=str(skill.path)) from None
+        names.append(skill.name)
+    return names
+
+
+Entry = tuple[int, int, bytes | None, str | None]  # size, mtime_ns, digest of small files, link target
+
+
+def snapshot(root: Path, excluded: set[str]) -> dict[str, Entry]:
+    """Every file under ``root`` (relative ``/`` paths), except the ``excluded`` relative folders."""
+    found: dict[str, Entry] = {}
+    stack = [(root, "")]
+    while stack:
+        folder, prefix = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            rel = prefix + entry.name
+            try:
+                if entry.is_symlink():
+                    found[rel] = (0, 0, None, os.readlink(entry.path))
+                elif entry.is_dir(follow_symlinks=False):
+                    if rel not in excluded:
+                        stack.append((Path(entry.path), rel + "/"))
+                elif entry.is_file(follow_symlinks=False):
+                    info = entry.stat(follow_symlinks=False)
+                    digest = _digest(entry.path) if info.st_size <= _HASH_LIMIT else None
+                    found[rel] = (info.st_size, info.st_mtime_ns, digest, None)
+            except OSError:  # vanished or unreadable while we looked: counts as absent
+                continue
+    return found
+
+
+def _digest(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.blake2b(handle.read(), digest_size=16).digest()
+    except OSError:
+        return None
+
+
+def changed_files(before: dict[str, Entry], after: dict[str, Entry]) -> list[FileChange]:
+    """Created, modified and deleted files between two snapshots, by path."""
+    changes = [FileChange(path, "created", after[path][0]) for path in after.keys() - before.keys()]
+    changes += [FileChange(path, "deleted") for path in before.keys() - after.keys()]
+    for path in before.keys() & after.keys():
+        old, new = before[path], after[path]
+        same = old[3] == new[3] and old[0] == new[0] and (
+            old[2] == new[2] if old[2] is not None and new[2] is not None else old[1] == new[1])
+        if not same:
+            changes.append(FileChange(path, "modified", new[0]))
+    return sorted(changes, key=lambda c: c.path)

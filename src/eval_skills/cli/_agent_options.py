@@ -1,0 +1,116 @@
+"""The agent and judge options shared by the commands that run agents (``paired``, ``routing``) or ask a judge
+(``paired``, ``eval`` for ``llm_judge`` tasks), and the functions that build an Agent or a Judge from them.
+
+A backend's own settings are mapped in :data:`AGENT_OPTIONS` / :data:`JUDGE_OPTIONS`: a new backend adds a row
+there, and every command that takes these options can use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from ..errors import InputError
+
+__all__ = ["AGENT_OPTIONS", "JUDGE_OPTIONS", "agent_options", "build_agent", "build_judge", "judge_options"]
+
+F = Callable[..., Any]
+
+# backend -> function(params) -> keyword arguments of its constructor
+AGENT_OPTIONS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "command": lambda p: {"command": _required(p, "agent_cmd", "--agent-cmd", "the command agent"),
+                          "output": p["agent_output"] or "text",
+                          "skills_subdir": p["skills_subdir"] or ".agents/skills"},
+}
+
+JUDGE_OPTIONS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "command": lambda p: {"command": _required(p, "judge_cmd", "--judge-cmd", "the command judge"),
+                          "model": p["judge_model"]},
+}
+
+
+def _required(params: dict[str, Any], key: str, flag: str, what: str) -> Any:
+    value = params.get(key)
+    if not value:
+        raise InputError(f"{what} needs {flag}", field=flag)
+    return value
+
+
+def agent_options(fn: F) -> F:
+    """``--agent``, ``--agent-bin``, ``--agent-cmd``, ``--agent-output``, ``--skills-subdir``, ``--model``,
+    ``--base-url``, ``--api-key-env``, ``--max-turns``."""
+    options = [
+        click.option("--agent", "agent", default=None,
+                     help="Agent backend: claude, codex, opencode, openai or command "
+                          "[default: command when --agent-cmd is given, else claude]."),
+        click.option("--agent-bin", default=None, help="The agent CLI program (claude, codex, opencode) to run."),
+        click.option("--agent-cmd", default=None,
+                     help="Command template of a command agent, e.g. 'my-agent --cwd {workdir} --prompt-file "
+                          "{prompt_file}' (placeholders {prompt}, {prompt_file}, {workdir}, {model}, {max_turns})."),
+        click.option("--agent-output", default=None,
+                     help="How to read a command agent's stdout: text, events, claude, codex or opencode "
+                          "[default: text]."),
+        click.option("--skills-subdir", default=None,
+                     help="Where a command agent finds project skills in its workspace [default: .agents/skills]."),
+        click.option("--model", default=None, help="Model name passed to the agent."),
+        click.option("--base-url", default=None, help="Base URL of an OpenAI-compatible endpoint (agent openai)."),
+        click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
+                     help="Environment variable holding the key of the openai agent."),
+        click.option("--max-turns", type=click.IntRange(min=1), default=30, show_default=True,
+                     help="Most turns an agent may take."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def judge_options(fn: F) -> F:
+    """``--judge``, ``--judge-model``, ``--judge-cmd``, ``--no-judge-cache``."""
+    options = [
+        click.option("--judge", "judge", default=None,
+                     help="Judge backend: openai, anthropic or command [default: command when --judge-cmd is "
+                          "given, else the config's llm.provider, else openai]."),
+        click.option("--judge-model", default=None, help="Model of the judge [default: the config's llm.model]."),
+        click.option("--judge-cmd", default=None,
+                     help="A program that judges: the request JSON on stdin, the verdict JSON on stdout."),
+        click.option("--no-judge-cache", is_flag=True, help="Ask the judge again even for a verdict in the store."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def _backend(explicit: str | None, command: str | None, default: str) -> str:
+    if explicit:
+        return explicit
+    return "command" if command else default
+
+
+def build_agent(params: dict[str, Any]) -> Any:
+    """The Agent the options describe, checked (``check()``): InputError before any run when it cannot run."""
+    from ..agents import AGENTS, create_agent
+
+    name = _backend(params.get("agent"), params.get("agent_cmd"), "claude")
+    if name not in AGENTS or name not in AGENT_OPTIONS:
+        known = ", ".join(sorted(set(AGENTS) & set(AGENT_OPTIONS)))
+        raise InputError(f"unknown agent {name!r}", field="--agent", hint=f"use one of: {known}")
+    agent = create_agent(name, **AGENT_OPTIONS[name](params))
+    agent.check()
+    return agent
+
+
+def build_judge(params: dict[str, Any], llm: dict[str, Any] | None = None, cache: Any = None) -> Any:
+    """The Judge the options (then the config's ``llm`` settings) describe, checked before any agent runs."""
+    from ..judges import JUDGES, create_judge
+
+    llm = llm or {}
+    params = {**params, "judge_model": params.get("judge_model") or llm.get("model")}
+    name = _backend(params.get("judge"), params.get("judge_cmd"), str(llm.get("provider") or "openai"))
+    if name not in JUDGES or name not in JUDGE_OPTIONS:
+        known = ", ".join(sorted(set(JUDGES) & set(JUDGE_OPTIONS)))
+        raise InputError(f"unknown judge {name!r}", field="--judge", hint=f"use one of: {known}")
+    judge = create_judge(name, **JUDGE_OPTIONS[name](params), cache=None if params.get("no_judge_cache") else cache)
+    judge.check()
+    return judge

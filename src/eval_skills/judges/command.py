@@ -1,0 +1,96 @@
+"""``command``: any program as a judge. The request JSON goes to its stdin, the reply JSON comes on its stdout.
+
+The program runs in the caller's folder with the caller's environment (a judge may need its keys), in its
+own process group, killed whole at the timeout. Asked a second time (the first reply did not fit), it gets
+the same request with ``EVAL_SKILLS_JUDGE_ATTEMPT=2`` and ``EVAL_SKILLS_JUDGE_PROBLEM`` (what was wrong)
+in its environment; ``EVAL_SKILLS_JUDGE_MODEL`` holds the model when one is set. A crash, a non-zero exit,
+a timeout or more than 16 MiB of output is a failed attempt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError, JudgeError, SkillError
+from ..procs import Child, describe_exit, feed_stdin, resolve_argv
+from .base import Judge, Request, VerdictCache
+
+__all__ = ["CommandJudge"]
+
+MAX_REPLY = 16 << 20
+
+
+class CommandJudge(Judge):
+    backend = "command"
+
+    def __init__(self, command: str | Sequence[str], *, timeout: float = 120.0, model: str | None = None,
+                 env: Mapping[str, str] | None = None, cache: VerdictCache | None = None) -> None:
+        super().__init__(model=model, cache=cache)
+        try:
+            self.argv = shlex.split(command) if isinstance(command, str) else [str(w) for w in command]
+        except ValueError as exc:
+            raise InputError(f"cannot split the judge command: {exc}", field="judge command") from None
+        if not self.argv:
+            raise InputError("the judge command is empty", field="judge command")
+        if not timeout > 0:
+            raise InputError(f"the judge timeout must be positive, not {timeout!r}", field="judge timeout")
+        self.timeout = timeout
+        self.env = dict(env or {})
+
+    def prompt_version(self, kind: str) -> str:
+        return "external"  # the prompt, if any, belongs to the program
+
+    def identity(self) -> dict[str, Any]:
+        return {**super().identity(), "command": self.argv}
+
+    def _env(self, extra: Mapping[str, str]) -> dict[str, str]:
+        model = {"EVAL_SKILLS_JUDGE_MODEL": self.model} if self.model else {}
+        return {**os.environ, **self.env, **model, **extra}
+
+    def check(self) -> None:
+        try:
+            resolve_argv(self.argv, cwd=Path.cwd(), env=self._env({}))
+        except SkillError as exc:
+            raise InputError(str(exc).replace("the skill", "the judge"), field="judge command") from None
+
+    async def ask(self, request: Request, attempt: int, problem: str | None) -> str:
+        extra = {"EVAL_SKILLS_JUDGE_ATTEMPT": str(attempt)}
+        if problem:
+            extra["EVAL_SKILLS_JUDGE_PROBLEM"] = problem
+        env = self._env(extra)
+        try:
+            argv = resolve_argv(self.argv, cwd=Path.cwd(), env=env)
+            child = await Child.start(argv, cwd=Path.cwd(), env=env, stderr_bytes=16 << 10)
+        except SkillError as exc:
+            raise JudgeError(str(exc)) from None
+        try:
+            async with asyncio.timeout(self.timeout):
+                request_bytes = request.model_dump_json().encode()
+                out, _ = await asyncio.gather(_read(child), feed_stdin(child.proc.stdin, request_bytes))
+                await child.exited()
+        except TimeoutError:
+            raise JudgeError(f"the judge command timed out after {self.timeout:g} s") from None
+        finally:
+            await child.kill()
+        code = child.proc.returncode
+        if code != 0:
+            tail = child.stderr.tail(300)
+            raise JudgeError(f"the judge command {describe_exit(code or 0)}; "
+                             + (f"stderr: {tail}" if tail else "stderr was empty"))
+        return out.decode("utf-8", "replace")
+
+
+async def _read(child: Child) -> bytes:
+    stdout = child.proc.stdout
+    data = bytearray()
+    while stdout is not None and (chunk := await stdout.read(1 << 16)):
+        data += chunk
+        if len(data) > MAX_REPLY:
+            raise JudgeError(f"the judge command printed more than {MAX_REPLY >> 20} MiB")
+    return bytes(data)
+

@@ -1,0 +1,160 @@
+"""The three judge requests and their verdicts, as JSON objects.
+
+- ``grade``: ``{"kind": "grade", "prompt", "expected_output", "response", "transcript", "outputs": {path: text},
+  "assertions": [text, ...]}`` -> ``{"expectations": [{"text", "passed", "evidence"}]}``, one per assertion,
+  in order;
+- ``compare``: ``{"kind": "compare", "prompt", "expected_output", "A": {"response", "outputs"}, "B": {...}}``
+  -> ``{"winner": "A" | "B" | "TIE", "reasoning"}``;
+- ``score``: ``{"kind": "score", "rubric", "input", "output", "expected"}`` -> ``{"score": 0..1, "reason"}``.
+
+:func:`parse_verdict` reads a judge's reply text (a JSON object, alone or in a ```` ```json ```` block or
+among other text) and checks it against its request; a reply that does not fit raises
+:class:`~eval_skills.errors.JudgeError` saying why.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
+
+from ..errors import JudgeError
+from ..formats.workspace import Expectation, TranscriptEvent
+
+__all__ = [
+    "ArmOutput",
+    "CompareRequest",
+    "CompareVerdict",
+    "GradeExpectation",
+    "GradeRequest",
+    "GradeVerdict",
+    "JudgeRequest",
+    "ScoreRequest",
+    "ScoreVerdict",
+    "Verdict",
+    "parse_verdict",
+]
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class GradeRequest(_Request):
+    kind: Literal["grade"] = "grade"
+    prompt: str
+    expected_output: str = ""
+    response: str
+    transcript: list[TranscriptEvent] = Field(default_factory=list)
+    outputs: dict[str, str] = Field(default_factory=dict)
+    assertions: list[str] = Field(min_length=1)
+
+
+class ArmOutput(_Request):
+    response: str
+    outputs: dict[str, str] = Field(default_factory=dict)
+
+
+class CompareRequest(_Request):
+    kind: Literal["compare"] = "compare"
+    prompt: str
+    expected_output: str = ""
+    A: ArmOutput
+    B: ArmOutput
+
+
+class ScoreRequest(_Request):
+    kind: Literal["score"] = "score"
+    rubric: str
+    input: Any = None
+    output: Any = None
+    expected: Any = None
+
+
+JudgeRequest = Annotated[GradeRequest | CompareRequest | ScoreRequest, Field(discriminator="kind")]
+
+
+class _Verdict(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class GradeExpectation(_Verdict):
+    text: str
+    passed: StrictBool
+    evidence: str = ""
+
+
+class GradeVerdict(_Verdict):
+    expectations: list[GradeExpectation]
+
+    def as_expectations(self) -> list[Expectation]:
+        """The entries of ``grading.json``."""
+        return [Expectation(text=e.text, passed=e.passed, evidence=e.evidence) for e in self.expectations]
+
+
+class CompareVerdict(_Verdict):
+    winner: Literal["A", "B", "TIE"]
+    reasoning: str = ""
+
+    @field_validator("winner", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.strip().upper() if isinstance(value, str) else value
+
+
+class ScoreVerdict(_Verdict):
+    score: float = Field(ge=0, le=1)
+    reason: str = ""
+
+    @field_validator("score", mode="before")
+    @classmethod
+    def _number(cls, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise ValueError("must be a number from 0 to 1")
+        return value
+
+
+Verdict = GradeVerdict | CompareVerdict | ScoreVerdict
+_VERDICTS: dict[str, type[_Verdict]] = {"grade": GradeVerdict, "compare": CompareVerdict, "score": ScoreVerdict}
+_FENCE = re.compile(r"```(?:json)?\s*\n(.*?)```", re.DOTALL)
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    """The JSON object in a reply: the whole text, a fenced block, or the outermost ``{...}``."""
+    candidates = [text.strip()] + [m.group(1) for m in _FENCE.finditer(text)]
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        candidates.append(text[start:end + 1])
+    for candidate in candidates:
+        try:
+            data = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(data, dict):
+            return data
+    shown = " ".join(text.split())
+    raise JudgeError("the reply is not a JSON object: " + repr(shown[:200] + ("..." if len(shown) > 200 else "")))
+
+
+def parse_verdict(request: GradeRequest | CompareRequest | ScoreRequest, text: str) -> Verdict:
+    """The verdict in ``text`` for ``request``; JudgeError when it is missing, malformed or incomplete.
+
+    A grade verdict must have one entry per assertion; entries are taken in order and keep the
+    assertion's own text (a judge's paraphrase is not kept)."""
+    data = _json_object(text)
+    try:
+        verdict: Verdict = _VERDICTS[request.kind].model_validate(data)  # type: ignore[assignment]
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(p) for p in error["loc"]) or "reply"
+        raise JudgeError(f"the reply does not fit a {request.kind} verdict: {where}: {error['msg']}") from None
+    if isinstance(request, GradeRequest) and isinstance(verdict, GradeVerdict):
+        got, wanted = len(verdict.expectations), len(request.assertions)
+        if got != wanted:
+            raise JudgeError(f"the reply grades {got} assertions, the request has {wanted}")
+        for entry, assertion in zip(verdict.expectations, request.assertions, strict=True):
+            entry.text = assertion
+    return verdict

@@ -1,0 +1,18 @@
+// A CommonJS scorer returning each kind of verdict the original accepts, chosen by the output's "kind".
+module.exports = async function (output) {
+  await new Promise((resolve) => setTimeout(resolve, 1));
+  switch (output.kind) {
+    case "true": return true;
+    case "false": return false;
+    case "big": return 1.5;       // clamped to 1: a pass
+    case "half": return 0.5;      // a partial score, not a pass
+    case "negative": return -3;   // clamped to 0
+    case "passed-only": return { passed: true };
+    case "failed-only": return { passed: false, reason: "not good" };
+    case "nan": return NaN;
+    case "string": return "yes";
+    case "throw": throw new Error("scorer bug");
+    case "spin": for (;;) {}
+    default: return null;
+  }
+};

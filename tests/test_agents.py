@@ -1,0 +1,290 @@
+"""Agent runs with real processes: the fake agent program (tests/fakes/fake_agent.py) as a ``command`` agent."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from fakes import fake_agent
+from procs import wait_gone
+
+from eval_skills.agents import AgentRequest, SkillSource, create_agent
+from eval_skills.errors import InputError
+from eval_skills.formats.workspace import FinalEvent, MessageEvent, SkillEvent, ToolCallEvent, UsageEvent
+
+SKILL_MD = "---\nname: {name}\ndescription: Helps with {name}.\n---\nUse the {name} method.\n"
+
+
+def make_skill(root: Path, name: str = "my-skill", folder: str | None = None) -> Path:
+    skill = root / "skills" / (folder or name)
+    (skill / "evals").mkdir(parents=True)
+    (skill / "references").mkdir()
+    (skill / "SKILL.md").write_text(SKILL_MD.format(name=name))
+    (skill / "references" / "guide.md").write_text("guide")
+    (skill / "evals" / "evals.json").write_text('{"evals": []}')
+    return skill
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "notes.txt").write_text("keep me")
+    (ws / "old.txt").write_text("delete me")
+    (ws / "same.txt").write_text("aaaa")
+    return ws
+
+
+def python_agent(code: str):
+    """A command agent running ``python -c code`` with text output."""
+    return create_agent("command", command=[sys.executable, "-c", code])
+
+
+def run(agent, request: AgentRequest):
+    return asyncio.run(agent.run(request))
+
+
+def test_a_run_with_the_skill_records_everything(tmp_path: Path, workspace: Path) -> None:
+    skill = make_skill(tmp_path)
+    agent = fake_agent({"skill": "my-skill", "answer": "plain", "skilled_answer": "skilled: {prompt}",
+                        "files": {"out/report.md": "# report", "same.txt": "bbbb"}, "delete": ["old.txt"],
+                        "usage": {"input_tokens": 100, "output_tokens": 20, "cache_read_tokens": 5,
+                                  "cost_usd": 0.25}})
+    result = run(agent, AgentRequest("do it", workspace, skills=[skill], timeout=20))
+
+    assert result.status == "ok" and result.error is None and result.exit_code == 0
+    assert result.response == "skilled: do it"
+    assert [type(e) for e in result.transcript] == [MessageEvent, ToolCallEvent, SkillEvent, ToolCallEvent,
+                                                   ToolCallEvent, UsageEvent, FinalEvent]
+    read = result.tool_calls[0]
+    assert read.name == "Read" and read.input == {"file_path": ".agents/skills/my-skill/SKILL.md"}
+    assert read.result.startswith("---\nname: my-skill")  # the result line completed the announced call
+    assert result.skill_events[0].tool_call_id == "call_1"
+    assert result.skills_invoked == ["my-skill"] and result.installed_skills == ["my-skill"]
+    # the installed skill is a copy without evals/, and it is not among the changed files
+    installed = workspace / ".agents" / "skills" / "my-skill"
+    assert not installed.is_symlink() and (installed / "references" / "guide.md").read_text() == "guide"
+    assert not (installed / "evals").exists()
+    assert [(f.path, f.kind, f.size) for f in result.files] == [
+        ("old.txt", "deleted", None), ("out/report.md", "created", 8), ("same.txt", "modified", 4)]
+    usage = result.usage
+    assert (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.total_tokens) == (100, 20, 5, 125)
+    assert usage.cost_usd == 0.25 and usage.measurement == "measured"
+    assert result.timing().token_measurement == "measured" and result.timing().total_tokens == 125
+    assert 0 < result.duration_s < 20
+    assert json.loads(result.raw_stdout.text().splitlines()[-1]) == {"type": "final", "text": "skilled: do it"}
+    assert json.dumps(result.to_json())  # serialisable as it is
+
+
+def test_without_skills_nothing_is_installed_and_no_skill_is_used(tmp_path: Path, workspace: Path) -> None:
+    agent = fake_agent({"skill": "my-skill", "answer": "plain", "skilled_answer": "skilled"})
+    result = run(agent, AgentRequest("do it", workspace, timeout=20))
+    assert result.status == "ok" and result.response == "plain"
+    assert result.skill_events == [] and result.installed_skills == [] and result.files == []
+    assert not (workspace / ".agents").exists()
+
+
+def test_trigger_decides_whether_an_installed_skill_is_used(tmp_path: Path, workspace: Path) -> None:
+    skill = make_skill(tmp_path)
+    agent = fake_agent({"skill": "my-skill", "trigger": "invoice", "answer": "plain", "skilled_answer": "skilled"})
+    used = run(agent, AgentRequest("Check this INVOICE", workspace, skills=[skill], timeout=20))
+    unused = run(agent, AgentRequest("What time is it?", workspace, skills=[skill], timeout=20))
+    assert (used.response, used.skills_invoked) == ("skilled", ["my-skill"])
+    assert (unused.response, unused.skills_invoked) == ("plain", [])
+
+
+def test_skills_subdir_and_install_name(tmp_path: Path, workspace: Path) -> None:
+    old_copy = make_skill(tmp_path, name="my-skill", folder="my-skill-v1")
+    other = make_skill(tmp_path, name="other")
+    agent = fake_agent({"skill": "my-skill", "skilled_answer": "skilled"}, skills_subdir=".claude/skills")
+    result = run(agent, AgentRequest("go", workspace, skills=[SkillSource(old_copy, "my-skill"), other], timeout=20))
+    assert result.response == "skilled" and result.installed_skills == ["my-skill", "other"]
+    assert (workspace / ".claude/skills/my-skill/SKILL.md").is_file()
+    assert (workspace / ".claude/skills/other/SKILL.md").is_file()
+    assert result.files == []
+
+
+def test_timeout_kills_the_whole_group(tmp_path: Path, workspace: Path) -> None:
+    pid_file = tmp_path / "pids"
+    agent = fake_agent({"mode": "hang", "spawn_child": True, "pid_file": str(pid_file), "stderr": "starting up"})
+    started = time.monotonic()
+    result = run(agent, AgentRequest("go", workspace, timeout=1.5))
+    assert time.monotonic() - started < 6
+    assert result.status == "timeout" and result.response is None
+    assert result.error.startswith("timed out after 1.5 s") and "starting up" in result.error
+    assert isinstance(result.transcript[0], MessageEvent)  # what came before the timeout is kept
+    pids = [int(line) for line in pid_file.read_text().split()]
+    assert len(pids) == 2 and all(wait_gone(pid) for pid in pids)
+
+
+def test_cancelling_a_run_kills_the_group(tmp_path: Path, workspace: Path) -> None:
+    pid_file = tmp_path / "pids"
+    agent = fake_agent({"mode": "hang", "spawn_child": True, "pid_file": str(pid_file)})
+
+    async def cancel_it() -> None:
+        task = asyncio.create_task(agent.run(AgentRequest("go", workspace, timeout=60)))
+        while not pid_file.exists() or len(pid_file.read_text().split()) < 2:
+            await asyncio.sleep(0.02)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancel_it())
+    assert all(wait_gone(int(pid)) for pid in pid_file.read_text().split())
+
+
+@pytest.mark.parametrize(("script", "error"), [
+    ({"mode": "crash"}, "the agent exited with code 1; stderr: Traceback"),
+    ({"mode": "exit", "exit_code": 4, "stderr": "quota exceeded"},
+     "the agent exited with code 4; stderr: quota exceeded"),
+    ({"mode": "silent"}, "the agent gave no final response; stderr was empty"),
+    ({"mode": "no-final", "stderr": "lost my way"}, "the agent gave no final response; stderr: lost my way"),
+    ({"answer": "   "}, "the agent gave no final response"),
+])
+def test_failures_are_errors_with_the_stderr_tail(workspace: Path, script: dict, error: str) -> None:
+    result = run(fake_agent(script), AgentRequest("go", workspace, timeout=20))
+    assert result.status == "error" and result.error.startswith(error)
+    if script.get("mode") in ("crash", "exit"):
+        assert result.exit_code == (1 if script["mode"] == "crash" else 4)
+    assert result.response != ""
+    if script.get("mode") == "crash":
+        assert "RuntimeError: the fake agent crashed on purpose" in result.stderr_tail
+
+
+def test_malformed_lines_are_warnings_not_failures(workspace: Path) -> None:
+    result = run(fake_agent({"mode": "garbage", "answer": "fine"}), AgentRequest("go", workspace, timeout=20))
+    assert result.status == "ok" and result.response == "fine"
+    assert len(result.warnings) == 4
+    assert "is not JSON: 'this line is not JSON'" in result.warnings[0]
+    assert "name: Field required" in result.warnings[1]
+    assert "does not match any of the expected tags" in result.warnings[2]
+    assert [type(e) for e in result.transcript] == [MessageEvent, FinalEvent]
+
+
+def test_text_output_and_estimated_usage(workspace: Path) -> None:
+    result = run(fake_agent({"output": "text", "answer": "line one\nline two"}),
+                 AgentRequest("a prompt of 26 characters.", workspace, timeout=20))
+    assert result.status == "ok" and result.response == "line one\nline two"
+    assert result.usage.measurement == "estimated" and result.usage.cost_usd is None
+    assert (result.usage.input_tokens, result.usage.output_tokens) == (math.ceil(26 / 4), math.ceil(17 / 4))
+    assert result.timing().token_measurement == "estimated"
+
+
+ECHO_ARGV = ("import json, os, sys; print(json.dumps({'argv': sys.argv[1:], 'cwd': os.getcwd(), "
+             "'key': os.environ.get('AGENT_KEY'), 'extra': os.environ.get('EXTRA')}))")
+
+
+def test_placeholders_stay_one_argument_and_the_environment_is_passed(workspace: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENT_KEY", "secret-from-caller")
+    template = (f"{sys.executable} -c \"{ECHO_ARGV}\" {{prompt}} --p=\"{{prompt}}\" {{workdir}} {{model}} "
+                "{max_turns} {unknown}")
+    agent = create_agent("command", command=template, env={"EXTRA": "1"})
+    prompt = "it's \"quoted\" $(rm -rf /) and spaced"
+    result = run(agent, AgentRequest(prompt, workspace, timeout=20, model="m-1", max_turns=7))
+    echoed = json.loads(result.response)
+    assert echoed["argv"] == [prompt, f"--p={prompt}", str(workspace.resolve()), "m-1", "7", "{unknown}"]
+    assert echoed["cwd"] == str(workspace.resolve())
+    assert (echoed["key"], echoed["extra"]) == ("secret-from-caller", "1")
+    assert result.model == "m-1" and result.agent == "command"
+
+
+def test_prompt_file_is_outside_the_workspace(workspace: Path) -> None:
+    code = "import sys; print(open(sys.argv[1]).read() + ' @ ' + sys.argv[1])"
+    result = run(create_agent("command", command=[sys.executable, "-c", code, "{prompt_file}"]),
+                 AgentRequest("the prompt", workspace, timeout=20))
+    text, path = result.response.split(" @ ")
+    assert text == "the prompt" and not Path(path).is_relative_to(workspace.resolve())
+    assert not Path(path).exists() and result.files == []  # removed after the run
+
+
+def test_a_leftover_child_holding_stdout_does_not_stall_the_run(tmp_path: Path, workspace: Path) -> None:
+    pid_file = tmp_path / "pid"
+    code = ("import subprocess, sys; p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)']); "
+            f"open({str(pid_file)!r}, 'w').write(str(p.pid)); print('done')")
+    started = time.monotonic()
+    result = run(python_agent(code), AgentRequest("go", workspace, timeout=30))
+    assert result.status == "ok" and result.response == "done"
+    assert time.monotonic() - started < 5
+    assert wait_gone(int(pid_file.read_text()))
+
+
+def test_large_stdout_spills_to_a_file_and_stderr_is_bounded(tmp_path: Path, workspace: Path) -> None:
+    code = ("import sys; sys.stderr.write('e' * 100000 + 'LAST'); "
+            "[print('x' * 1023) for _ in range(3 * 1024)]; print('the end')")
+    result = run(python_agent(code), AgentRequest("go", workspace, timeout=30))
+    assert result.status == "ok" and result.response.endswith("the end")
+    raw = result.raw_stdout
+    assert raw.spilled and raw.size == 3 * 1024 * 1024 + 8 and raw.path.stat().st_size == raw.size
+    assert len(result.stderr_tail) == 16 * 1024 and result.stderr_tail.endswith("LAST")
+    spill = raw.path
+    raw.save(tmp_path / "stdout.log")
+    assert not spill.exists() and (tmp_path / "stdout.log").stat().st_size == raw.size
+
+
+def test_git_folder_is_not_a_change(workspace: Path) -> None:
+    (workspace / ".git").mkdir()
+    agent = fake_agent({"files": {".git/index": "changed", "src/app.py": "x = 1"}})
+    result = run(agent, AgentRequest("go", workspace, timeout=20))
+    assert [f.path for f in result.files] == ["src/app.py"]
+
+
+def test_a_missing_program_is_an_error_result_and_a_failed_check(workspace: Path) -> None:
+    agent = create_agent("command", command="no-such-agent-program --x")
+    with pytest.raises(InputError, match="no-such-agent-program"):
+        agent.check()
+    result = run(agent, AgentRequest("go", workspace, timeout=5))
+    assert result.status == "error" and "not found on PATH" in result.error and result.exit_code is None
+
+
+def test_bad_settings_are_input_errors_before_anything_runs(tmp_path: Path, workspace: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    with pytest.raises(InputError, match="unknown agent 'nope'.*one of: command"):
+        create_agent("nope")
+    with pytest.raises(InputError, match="unknown agent output format 'xml'"):
+        create_agent("command", command="x", output="xml")
+    with pytest.raises(InputError, match="quotes"):
+        create_agent("command", command="my-agent 'unclosed")
+    with pytest.raises(InputError, match="relative folder inside the workspace"):
+        create_agent("command", command="x", skills_subdir="../skills")
+    with pytest.raises(InputError, match="timeout"):
+        AgentRequest("go", workspace, timeout=0)
+    agent = fake_agent({"log": str(log)})
+    with pytest.raises(InputError, match="no SKILL.md"):
+        run(agent, AgentRequest("go", workspace, skills=[tmp_path / "missing"], timeout=5))
+    with pytest.raises(InputError, match="not a folder"):
+        run(agent, AgentRequest("go", tmp_path / "nowhere", timeout=5))
+    skill = make_skill(tmp_path)
+    with pytest.raises(InputError, match="appears twice"):
+        run(agent, AgentRequest("go", workspace, skills=[skill, skill], timeout=5))
+    assert not log.exists()  # the agent never ran
+
+
+def test_user_level_skills_are_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    user_skill = tmp_path / "home" / ".claude" / "skills" / "my-skill"
+    user_skill.mkdir(parents=True)
+    (user_skill / "SKILL.md").write_text(SKILL_MD.format(name="my-skill"))
+    agent = create_agent("command", command="x", skills_subdir=".claude/skills")
+    assert agent.user_level_skills(["my-skill", "other"]) == [user_skill]
+    assert create_agent("command", command="x").user_level_skills(["my-skill"]) == []
+
+
+def test_concurrent_runs_keep_to_their_workspaces(tmp_path: Path) -> None:
+    agent = fake_agent({"files": {"out.txt": "{prompt}"}, "answer": "{prompt}"})
+    spaces = [tmp_path / f"ws{i}" for i in range(4)]
+    for ws in spaces:
+        ws.mkdir()
+
+    async def all_runs():
+        return await asyncio.gather(*(agent.run(AgentRequest(f"p{i}", ws, timeout=20)) for i, ws in enumerate(spaces)))
+
+    results = asyncio.run(all_runs())
+    assert [r.response for r in results] == ["p0", "p1", "p2", "p3"]
+    assert [(ws / "out.txt").read_text() for ws in spaces] == ["p0", "p1", "p2", "p3"]
+    assert all([f.path for f in r.files] == ["out.txt"] for r in results)
