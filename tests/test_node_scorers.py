@@ -140,3 +140,32 @@ def test_a_scorer_path_relative_to_the_current_folder_works_as_in_the_original(t
     assert out.returncode == 0, out.stderr
     (path,) = (tmp_path / "r").glob("*.json")
     assert json.loads(path.read_text())[0]["taskResults"][0]["status"] == "pass"
+
+
+@needs_node
+def test_a_javascript_scorer_has_the_scorer_deadline_and_prints_nothing_to_stdout(tmp_path):
+    tasks = bench(tmp_path, "verdicts.cjs", [{"kind": "spin"}, {"kind": "true"}])
+    started = time.monotonic()
+    out = cli("eval", "--skills", echo_skill(tmp_path), "--tasks", tasks, "--no-store", "--format", "json",
+              "--output-dir", tmp_path / "r", "--scorer-timeout", "1000", "--concurrency", "1", "--json",
+              cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert time.monotonic() - started < 30
+    (report,) = json.loads(out.stdout)  # pure JSON: the scorer's worker never writes to our stdout
+    results = {r["taskId"]: r for r in report["taskResults"]}
+    assert results["t0"]["status"] == "error"
+    assert results["t0"]["error"] == "custom scorer verdicts.cjs did not return within 1s (its process was stopped)"
+    assert results["t1"]["status"] == "pass"  # a fresh worker after the stopped one
+
+
+def test_a_scorer_path_from_the_current_folder_must_stay_inside_it(tmp_path):
+    here = tmp_path / "project"
+    (here / "benchmarks").mkdir(parents=True)
+    shutil.copy(SCORERS / "keyword.js", tmp_path / "keyword.js")  # outside the current folder
+    (here / "benchmarks" / "b.json").write_text(json.dumps({"id": "b", "tasks": [
+        {"id": "t", "inputData": {"out": "needle"},
+         "expectedOutput": {"type": "custom", "value": "needle", "customScorerPath": "../keyword.js"}}]}))
+    out = cli("eval", "--skills", echo_skill(tmp_path), "--benchmark", "benchmarks/b.json", "--no-store",
+              cwd=here)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
+    assert "customScorerPath '../keyword.js' leaves the benchmark's folder" in out.stderr

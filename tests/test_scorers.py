@@ -140,3 +140,16 @@ def test_a_stuck_scorer_never_holds_up_the_next_one():
 
     quick, took = asyncio.run(main())
     assert quick == "quick" and took < 1
+
+
+def test_contains_scores_inline_only_outputs_whose_whole_json_text_is_small():
+    from eval_skills.scoring.registry import INLINE_MAX_CHARS, small_output
+
+    contains = get_scorer("contains")
+    assert contains.inline is small_output
+    assert small_output({"result": "x" * 100, "n": [1, 2, 3]})
+    assert small_output("x" * (INLINE_MAX_CHARS - 2)) and not small_output("x" * (INLINE_MAX_CHARS - 1))
+    # a short answer beside a large rest of the output: contains searches the whole JSON text, so not inline
+    assert not small_output({"result": "ok", "log": "y" * INLINE_MAX_CHARS})
+    assert not small_output({"result": "ok", "rows": list(range(INLINE_MAX_CHARS))})  # stops at the length
+    assert not small_output({f"k{i}": None for i in range(INLINE_MAX_CHARS // 8)})

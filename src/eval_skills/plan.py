@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -135,12 +136,14 @@ def _plan_task(benchmark: Benchmark, index: int, task: Task, default_evaluator: 
 
 def build_plan(skills: list[Skill], benchmark: Benchmark, *, runs: int, default_evaluator: str,
                base_dir: Path | None = None, benchmark_file: str | None = None,
-               scorer_timeout_s: float = DEFAULT_SCORER_TIMEOUT_S, strict_input: bool = False) -> Plan:
+               scorer_timeout_s: float = DEFAULT_SCORER_TIMEOUT_S, strict_input: bool = False,
+               services: Mapping[str, Any] | None = None) -> Plan:
     """Resolve every task's scorer and options and check inputs; any problem with the files raises InputError
     now. Custom scorers are loaded now (their workers are kept for the run): close the plan when done.
 
     A task input that does not match a skill's ``inputSchema`` is sent anyway and recorded as a warning
-    on its result; with ``strict_input`` it is that task's error instead."""
+    on its result; with ``strict_input`` it is that task's error instead. ``services`` are handed to the
+    scorers (``ScoringContext.services``: a judge, say; see ``eval_skills.scoring.registry``)."""
     if not skills:
         raise InputError("no skills to evaluate", hint="pass --skills with a skill.json or a folder")
     where = benchmark_file or f"benchmark {benchmark.id}"
@@ -151,7 +154,7 @@ def build_plan(skills: list[Skill], benchmark: Benchmark, *, runs: int, default_
         get_scorer(default_evaluator)
     except InputError as exc:
         raise type(exc)(exc.problem, field="--evaluator", hint=exc.hint) from None
-    scoring = ScoringContext(base_dir=base_dir, timeout_s=scorer_timeout_s)
+    scoring = ScoringContext(base_dir=base_dir, timeout_s=scorer_timeout_s, services=dict(services or {}))
     try:
         planned = [_plan_task(benchmark, index, task, default_evaluator, where, scoring)
                    for index, task in enumerate(benchmark.tasks)]

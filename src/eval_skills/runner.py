@@ -171,7 +171,10 @@ async def _run_item(item: WorkItem, adapter: Adapter, plan: Plan, settings: RunS
     ctx = plan.scoring
     scorer = planned.scorer
     try:
-        if scorer.inline is not None and scorer.inline(invocation.output):  # linear work on a short answer
+        if scorer.is_async:  # waits on I/O (a judge): on the loop, cancelled at the deadline
+            score = await asyncio.wait_for(scorer.score(invocation.output, task, planned.options, ctx),
+                                           ctx.timeout_s)
+        elif scorer.inline is not None and scorer.inline(invocation.output):  # linear work on a short answer
             score = scorer(invocation.output, task, planned.options, ctx)
         else:
             score = await run_off_loop(lambda: scorer(invocation.output, task, planned.options, ctx),

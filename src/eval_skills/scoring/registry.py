@@ -1,36 +1,55 @@
 """The scorer registry: scorers are registered by name with the options they take.
 
-Adding a scorer (``llm_judge`` registers the same way, and the runner never changes)::
+Adding a scorer needs no change to the plan or the runner::
 
     class FuzzyOptions(BaseModel):
         model_config = ConfigDict(extra="forbid", strict=True)
         minRatio: float = Field(default=0.8, ge=0, le=1)
 
-    @scorer("fuzzy", options=FuzzyOptions, check=optional_check)
+    @scorer("fuzzy", "fuzzy_match", options=FuzzyOptions, check=optional_check)
     def fuzzy(output, task, options: FuzzyOptions, ctx: ScoringContext) -> Score: ...
+
+A task names its scorer in ``evaluator.type`` (else ``expectedOutput.type``, else the run's ``--evaluator``);
+``get_scorer(name)`` finds it by name or alias, and an unknown name is an input error listing the known ones.
 
 - ``options`` is a pydantic model of the scorer's settings (a task's ``evaluator`` keys besides ``type``).
   They are validated before anything runs, so a misspelt or mistyped option is an error naming the file
   and the JSON path. Use ``extra="forbid"`` (an unknown key is refused) and ``strict=True`` (``"high"``
-  is not a number).
-- ``check(task, options, ctx)``, optional, looks at a task before anything runs and raises
-  :class:`~eval_skills.errors.ScorerError` (or InputError) when it cannot be scored.
-- The scorer runs in a thread, off the event loop, with a deadline of ``ctx.timeout_s`` seconds: a scorer
-  that can take long (matching, a model call) should stop itself by then. Whatever it raises is that
-  task's error, never a crash.
+  is not a number). The scorer and its ``check`` receive the validated model.
+- ``check(task, options, ctx)``, optional, looks at a task before anything runs (when the plan is built) and
+  raises :class:`~eval_skills.errors.ScorerError` (or InputError) when it cannot be scored. Expected-output
+  keys a scorer reads beyond ``ExpectedOutput``'s fields must be listed in ``plan.EXPECTED_OPTIONAL``
+  (``rubric`` is: the original's ``judgePrompt`` and ``criteria`` are read as it), else they are refused as
+  misspellings.
+- A plain function runs in a thread, off the event loop, with a deadline of ``ctx.timeout_s`` seconds
+  (``--scorer-timeout``): a scorer that can take long (matching, a worker process) should stop itself by
+  then. Whatever it raises is that task's error, never a crash; past the deadline the task is an error
+  naming the scorer.
+- An ``async def`` scorer runs on the event loop, with the same deadline (it is cancelled there). This is
+  for scorers that wait on I/O, such as a judge model: they must never block (no sleeping, no CPU-heavy
+  work; put those in a thread with ``asyncio.to_thread``).
 - ``inline(output)``, optional, says when scoring an output is too quick to be worth a thread: only for
-  work linear in a small answer (``exact`` and ``contains`` on answers up to ``INLINE_MAX_CHARS``), which
-  then runs on the event loop in microseconds.
+  work linear in a small output (``exact`` and ``gaia`` on answers up to ``INLINE_MAX_CHARS``, ``contains``
+  on outputs that size), which then runs on the event loop in microseconds.
+
+Services from above. ``scoring`` ranks beside ``judges`` and ``agents`` and imports neither, so a scorer that
+needs one (the ``llm_judge`` scorer needs an async judge) gets it injected by whoever builds the plan:
+``build_plan(..., services={"judge": judge})`` puts it in ``ctx.services``; the scorer is an ``async def``
+that awaits it (``await ctx.services["judge"].judge(request)``), and its ``check`` raises ScorerError when
+the service is missing, so a run without a judge stops before anything runs. The code that knows both sides
+(the command line, or a module ranked above ``scoring`` and ``judges``) creates the judge, passes it in, and
+may register the scorer itself with ``@scorer``.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict
 
@@ -49,11 +68,13 @@ INLINE_MAX_CHARS = 65536  # an answer this short is compared on the event loop b
 @dataclass
 class ScoringContext:
     """What scorers share during one evaluation: the task file's folder (custom scorer paths are relative to
-    it), the scoring deadline, and resources to release at the end (custom scorer workers): :meth:`close`."""
+    it), the scoring deadline, services injected from above (``services``), and resources to release at the
+    end (custom scorer workers): :meth:`close`."""
 
     base_dir: Path | None = None
     timeout_s: float = DEFAULT_SCORER_TIMEOUT_S
     workers_per_scorer: int = 4  # worker processes one custom scorer file may have at once
+    services: dict[str, Any] = field(default_factory=dict)  # injected from above (a judge): see the module doc
     _cache: dict[Any, Any] = field(default_factory=dict)
     _closers: list[Callable[[], None]] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -89,7 +110,8 @@ class NoOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
-ScoreFn = Callable[[Any, Task, Any, ScoringContext], Score]
+ScoreFn = Callable[[Any, Task, Any, ScoringContext], Score | Awaitable[Score]]
+F = TypeVar("F", bound=ScoreFn)
 CheckFn = Callable[[Task, Any, ScoringContext], None]
 InlineFn = Callable[[Any], bool]
 
@@ -105,6 +127,11 @@ class Scorer:
     options: type[BaseModel] = NoOptions
     inline: InlineFn | None = None
 
+    @property
+    def is_async(self) -> bool:
+        """True for an ``async def`` scorer (run on the event loop; see the module doc)."""
+        return inspect.iscoroutinefunction(self.fn)
+
     def parse_options(self, raw: Mapping[str, Any] | BaseModel | None) -> BaseModel:
         """The options as the scorer's model (pydantic ValidationError when they do not fit)."""
         if isinstance(raw, BaseModel):
@@ -113,18 +140,27 @@ class Scorer:
 
     def __call__(self, output: Any, task: Task, options: Mapping[str, Any] | BaseModel | None,
                  ctx: ScoringContext) -> Score:
-        return self.fn(output, task, self.parse_options(options), ctx)
+        """Score one output with a plain scorer (``await`` :meth:`score` for any scorer)."""
+        if self.is_async:
+            raise TypeError(f"scorer {self.name} is async: await its score()")
+        return cast(Score, self.fn(output, task, self.parse_options(options), ctx))
+
+    async def score(self, output: Any, task: Task, options: Mapping[str, Any] | BaseModel | None,
+                    ctx: ScoringContext) -> Score:
+        """Score one output, awaiting an async scorer."""
+        result = self.fn(output, task, self.parse_options(options), ctx)
+        return await result if inspect.isawaitable(result) else result
 
 
 SCORERS: dict[str, Scorer] = {}
 
 
 def scorer(name: str, *aliases: str, options: type[BaseModel] = NoOptions, check: CheckFn | None = None,
-           inline: InlineFn | None = None) -> Callable[[ScoreFn], ScoreFn]:
+           inline: InlineFn | None = None) -> Callable[[F], F]:
     """Register a scorer under ``name`` and its aliases, with its options model, an optional ``check`` and an
     optional ``inline`` predicate (see the module doc)."""
 
-    def register(fn: ScoreFn) -> ScoreFn:
+    def register(fn: F) -> F:
         entry = Scorer(name, fn, aliases, check, options, inline)
         for key in (name, *aliases):
             SCORERS[key] = entry
