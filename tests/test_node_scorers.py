@@ -83,7 +83,9 @@ def test_verdicts_are_read_as_the_original_reads_them(tmp_path):
     errors = {r["taskId"]: r["error"] for r in report["taskResults"] if r["status"] == "error"}
     assert set(errors) == {"t7", "t8", "t9", "t10"}
     assert "returned NaN" in errors["t7"] and "returned string" in errors["t8"]
-    assert "Error: scorer bug" in errors["t9"] and "returned null" in errors["t10"]
+    assert errors["t9"] == "custom scorer verdicts.cjs threw Error: scorer bug" and "returned null" in errors["t10"]
+    assert errors["t7"] == ("custom scorer verdicts.cjs returned NaN; expected a boolean, a number or "
+                            "{passed, score, reason}")
     assert next(r for r in report["taskResults"] if r["taskId"] == "t6")["reason"] == "not good"
 
 

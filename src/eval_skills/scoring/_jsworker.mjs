@@ -30,9 +30,9 @@ function send(message) {
 function describe(error) {
   if (error instanceof Error) return `${error.name}: ${error.message}`;
   try {
-    return `threw ${JSON.stringify(error)}`;
+    return JSON.stringify(error);
   } catch {
-    return `threw ${String(error)}`;
+    return String(error);
   }
 }
 
@@ -77,11 +77,17 @@ for await (const line of lines) {
     send({ id: null, error: `received a request that is not JSON (${describe(error)})` });
     continue;
   }
+  let result;
   try {
-    const result = await scorer(request.output, request.expected, request.task);
+    result = await scorer(request.output, request.expected, request.task);
+  } catch (error) {
+    send({ id: request.id, error: `threw ${describe(error)}` });
+    continue;
+  }
+  try {
     send({ id: request.id, result: verdict(result) });
   } catch (error) {
-    send({ id: request.id, error: describe(error) });
+    send({ id: request.id, error: error instanceof Error ? error.message : describe(error) });
   }
 }
 process.exit(0);
