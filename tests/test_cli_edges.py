@@ -1,0 +1,68 @@
+"""Cases a user meets beyond the documented examples, each run as a real ``eval-skills`` process: wrong types
+in a strategy or a setting, odd report files, ``--json`` on every command, the importers' hints, and bad
+input that must stop before anything is written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from clirun import process
+
+
+def skill(root: Path, skill_id: str, tags: list[str] | None = None) -> Path:
+    folder = root / skill_id
+    folder.mkdir(parents=True)
+    (folder / "skill.json").write_text(json.dumps({
+        "id": skill_id, "name": skill_id, "version": "1.0.0", "tags": tags or [], "adapterType": "subprocess",
+        "entrypoint": "python3 skill.py"}))
+    return folder
+
+
+def report(skill_id: str, completion: float | None, composite: float = 0.5,
+           results: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    return {"skillId": skill_id, "skillVersion": "1.0.0", "benchmarkId": "b", "timestamp": "2026-01-01T00:00:00Z",
+            "summary": {"completionRate": completion, "errorRate": 0.0, "compositeScore": composite},
+            "latency": {"p50Ms": 1.0, "p95Ms": 2.0, "p99Ms": 3.0}, "taskResults": results or []}
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    """skills/ with two skills and reports/r.json with a report of each."""
+    skill(tmp_path / "skills", "alpha")
+    skill(tmp_path / "skills", "beta")
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "r.json").write_text(json.dumps([report("alpha", 0.9, 0.8), report("beta", 0.5)]))
+    return tmp_path
+
+
+def one_line_exit_2(result: Any, *names: str) -> None:
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    for name in names:
+        assert name in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("content, key", [
+    ('topK: "5"\n', "$.topK"),
+    ("topK: true\n", "$.topK"),
+    ('filters:\n  minCompletionRate: "0.8"\n', "$.filters.minCompletionRate"),
+])
+def test_a_strategy_value_of_the_wrong_type_is_refused_not_converted(project: Path, content: str, key: str) -> None:
+    (project / "s.yaml").write_text(content)
+    out = process("select", "--from", "skills", "--reports", "reports/r.json", "--strategy", "s.yaml",
+                  "--output", "out.json", cwd=project)
+    one_line_exit_2(out, "s.yaml", key)
+    assert not (project / "out.json").exists()
+
+
+def test_a_strategy_with_empty_keys_is_the_default_strategy(project: Path) -> None:
+    # every line under filters: commented out leaves "filters:" empty (null in YAML); so does "sortBy:"
+    (project / "s.yaml").write_text("filters:\n#  minCompletionRate: 0.8\nsortBy:\ntopK: 1\n")
+    out = process("select", "--from", "skills", "--reports", "reports/r.json", "--strategy", "s.yaml", cwd=project)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert [s["skillId"] for s in doc["selected"]] == ["alpha"]
+    assert doc["strategy"]["sortBy"] == "compositeScore" and doc["strategy"]["filters"]["minCompletionRate"] is None
