@@ -66,3 +66,20 @@ def test_a_strategy_with_empty_keys_is_the_default_strategy(project: Path) -> No
     doc = json.loads(out.stdout)
     assert [s["skillId"] for s in doc["selected"]] == ["alpha"]
     assert doc["strategy"]["sortBy"] == "compositeScore" and doc["strategy"]["filters"]["minCompletionRate"] is None
+
+
+def test_config_set_refuses_a_boolean_for_a_number_and_keeps_text_settings_as_typed(tmp_path: Path) -> None:
+    env = {"EVAL_SKILLS_HOME": str(tmp_path / "home")}
+    user_file = tmp_path / "home" / "config.yaml"
+    assert process("config", "set", "concurrency", "8", cwd=tmp_path, env=env).returncode == 0
+    before = user_file.read_text()
+    for value in ("true", "2.5", '"8"'):
+        one_line_exit_2(process("config", "set", "concurrency", value, cwd=tmp_path, env=env), "concurrency")
+    assert user_file.read_text() == before  # nothing written
+    assert process("config", "set", "benchmark", "2024", cwd=tmp_path, env=env).returncode == 0
+    got = process("config", "get", "benchmark", "--json", cwd=tmp_path, env=env)
+    assert json.loads(got.stdout) == "2024"  # the id "2024", not refused as a number
+    # a config file holding a value of the wrong type is refused with the file and the key
+    (tmp_path / "eval-skills.config.yaml").write_text("runs: yes\n")
+    one_line_exit_2(process("eval", "--skills", "nowhere", "--dry-run", cwd=tmp_path, env=env),
+                    "eval-skills.config.yaml", "$.runs")

@@ -27,7 +27,8 @@ def user_config_path() -> Path:
 
 
 class Config(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # strict: a value of the wrong type is refused, never converted (``concurrency: true`` is not 1)
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     concurrency: int = Field(default=4, ge=1)
     timeoutMs: int = Field(default=30_000, gt=0)
@@ -181,7 +182,10 @@ def set_user_value(dotted: str, raw: str) -> Path:
         child = node.get(part)
         node[part] = child = child if isinstance(child, dict) else {}
         node = child
-    node[parts[-1]] = parse_value(raw)
+    value = parse_value(raw)
+    if len(parts) == 1 and Config.model_fields[parts[0]].annotation is str and not isinstance(value, str):
+        value = raw  # a text setting keeps what was typed: ``config set benchmark 2024`` is the id "2024"
+    node[parts[-1]] = value
     try:
         validate(Config, data, str(path))
     except InputError as exc:  # a wrong type: name the key and the value; nothing is written
