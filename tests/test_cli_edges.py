@@ -83,3 +83,32 @@ def test_config_set_refuses_a_boolean_for_a_number_and_keeps_text_settings_as_ty
     (tmp_path / "eval-skills.config.yaml").write_text("runs: yes\n")
     one_line_exit_2(process("eval", "--skills", "nowhere", "--dry-run", cwd=tmp_path, env=env),
                     "eval-skills.config.yaml", "$.runs")
+
+
+def test_a_report_from_another_tool_with_odd_values_renders_in_every_format(tmp_path: Path) -> None:
+    """Tags that are lists or objects, and integers too big for a float, are shown as n/a or left out."""
+    huge = "1" + "0" * 400
+    (tmp_path / "odd.json").write_text(
+        '[{"skillId": "odd", "runs": ' + huge + ', "summary": {"completionRate": ' + huge + '}, "taskResults": '
+        '[{"taskId": "t1", "status": "pass", "score": 1, "tags": [[1], {"a": 1}, "math", 2]}]}]')
+    for fmt in ("markdown", "html", "csv", "junit"):
+        out = process("report", "convert", "--input", "odd.json", "--format", fmt, "--output", f"odd.{fmt}",
+                      cwd=tmp_path)
+        assert out.returncode == 0, out.stderr
+    markdown = (tmp_path / "odd.markdown").read_text()
+    assert "| math |" in markdown and "| 2 |" in markdown and "[1]" not in markdown.split("## Results by tag")[-1]
+    diff = process("report", "diff", "odd.json", "odd.json", "--json", cwd=tmp_path)
+    assert diff.returncode == 0 and json.loads(diff.stdout)["skills"][0]["metrics"]["completionRate"]["a"] is None
+
+
+@pytest.mark.parametrize("content, problem", [
+    ("[]", "holds no skill report"),
+    ('[{"skillId": "a", "runs": ' + "9" * 5000 + "}]", "cannot be read as JSON"),
+    ("[" * 100_000 + "]" * 100_000, "cannot be read as JSON"),
+])
+def test_a_file_that_is_not_a_report_is_one_line_and_nothing_written(tmp_path: Path, content: str,
+                                                                      problem: str) -> None:
+    (tmp_path / "r.json").write_text(content)
+    out = process("report", "convert", "--input", "r.json", "--format", "html", cwd=tmp_path)
+    one_line_exit_2(out, "r.json", problem)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]

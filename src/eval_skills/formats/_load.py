@@ -38,6 +38,8 @@ def read_json(path: Path) -> Any:
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
                          file=str(path), hint="fix the JSON syntax") from None
+    except (ValueError, RecursionError) as exc:  # a number of more than 4300 digits, nesting too deep
+        raise InputError(f"cannot be read as JSON ({str(exc).splitlines()[0][:100]})", file=str(path)) from None
 
 
 def validation_error(exc: ValidationError, file: str, prefix: tuple[int | str, ...] = ()) -> InputError:
