@@ -112,3 +112,14 @@ def test_a_file_that_is_not_a_report_is_one_line_and_nothing_written(tmp_path: P
     out = process("report", "convert", "--input", "r.json", "--format", "html", cwd=tmp_path)
     one_line_exit_2(out, "r.json", problem)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
+
+
+def test_a_path_the_system_refuses_is_one_line_not_a_traceback(project: Path) -> None:
+    long_name = "a" * 300  # longer than a file name may be
+    for args in (("create", "--name", long_name, "--output-dir", "skills"),
+                 ("report", "convert", "--input", "reports/r.json", "--output", long_name),
+                 ("find", "--skills-dir", long_name)):
+        out = process(*args, cwd=project)
+        one_line_exit_2(out)
+        assert "Traceback" not in out.stderr and "File name too long" in out.stderr, out.stderr
+    assert sorted(p.name for p in (project / "skills").iterdir()) == ["alpha", "beta"]

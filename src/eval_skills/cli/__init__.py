@@ -62,6 +62,11 @@ class LazyGroup(GlobalsGroup):
                 raise
             click.echo(f"error: {exc.line() if isinstance(exc, InputError) else exc}", err=True)
             ctx.exit(EXIT_USAGE)
+        except OSError as exc:  # a path the system refuses: too long, a symlink loop, no permission, ...
+            if os.environ.get("EVAL_SKILLS_DEBUG") or exc.filename is None:
+                raise
+            click.echo(f"error: {exc.filename}: {exc.strerror or exc}", err=True)
+            ctx.exit(EXIT_USAGE)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
