@@ -123,3 +123,51 @@ def test_a_path_the_system_refuses_is_one_line_not_a_traceback(project: Path) ->
         one_line_exit_2(out)
         assert "Traceback" not in out.stderr and "File name too long" in out.stderr, out.stderr
     assert sorted(p.name for p in (project / "skills").iterdir()) == ["alpha", "beta"]
+
+
+def toolbench_file(path: Path) -> Path:
+    """Two ToolBench G1 queries in the upstream shape (G1_query.json), one without relevant APIs."""
+    api = {"category_name": "Data", "tool_name": "TheClique", "api_name": "Songkick concert",
+           "api_description": "Concert info", "required_parameters": [{"name": "id", "type": "STRING",
+                                                                       "description": "", "default": "1"}],
+           "optional_parameters": [], "method": "GET", "template_response": {"a": "str"}}
+    path.write_text(json.dumps([
+        {"api_list": [api], "query": "Find concerts", "relevant APIs": [["TheClique", "Songkick concert"]],
+         "query_id": 588},
+        {"api_list": [], "query": "Nothing to call", "relevant APIs": [], "query_id": "589"}]))
+    return path
+
+
+def test_json_is_json_on_the_commands_that_write_files(tmp_path: Path) -> None:
+    env = {"EVAL_SKILLS_HOME": str(tmp_path / "home")}
+    init = json.loads(process("--json", "init", "--dir", "p", cwd=tmp_path).stdout)
+    assert init["created"][0].endswith("eval-skills.config.yaml") and len(init["created"]) == 4
+    created = json.loads(process("create", "--name", "calc", "--from-template", "python_script", "--output-dir",
+                                 "p/skills", "--json", cwd=tmp_path).stdout)
+    assert created["template"] == "python_script" and "skill.py" in created["files"]
+    assert created["next"].startswith("eval-skills eval --skills ")
+    (tmp_path / "r.json").write_text(json.dumps([report("alpha", 1.0)]))
+    converted = json.loads(process("report", "convert", "--input", "r.json", "--format", "xml", "--json",
+                                   cwd=tmp_path).stdout)
+    assert converted == {"input": "r.json", "format": "junit", "output": "r.xml"} and (tmp_path / "r.xml").is_file()
+    setting = json.loads(process("config", "set", "format", "[json, html]", "--json", cwd=tmp_path, env=env).stdout)
+    assert setting["value"] == ["json", "html"] and setting["file"] == str(tmp_path / "home" / "config.yaml")
+    imported = json.loads(process("benchmarks", "import", "toolbench", toolbench_file(tmp_path / "G1_query.json"),
+                                  "--benchmarks-dir", "b", "--json", cwd=tmp_path).stdout)
+    assert imported["tasks"] == 1 and imported["skipped"] == 1 and imported["id"] == "toolbench-lite"
+
+
+def test_an_imported_benchmark_written_under_another_name_is_run_by_its_path(tmp_path: Path) -> None:
+    toolbench_file(tmp_path / "G1_query.json")
+    out = process("benchmarks", "import", "toolbench", "G1_query.json", "--output", "tb.json", cwd=tmp_path)
+    assert out.returncode == 0 and "1 queries without relevant APIs skipped" in out.stdout
+    command = out.stdout.splitlines()[-1].removeprefix("run it: ").split()
+    assert command[-2:] == ["--benchmark", "tb.json"]  # "toolbench-lite" would not find tb.json
+    skill(tmp_path / "skills", "alpha")
+    words = [w.replace("SKILL", "skills/alpha") for w in command[1:]]
+    dry = process(*words, "--dry-run", cwd=tmp_path)  # the printed command works as written
+    assert dry.returncode == 0 and "benchmark toolbench-lite 1.0.0: 1 tasks" in dry.stdout, dry.stderr
+    listed = json.loads(process("benchmarks", "list", "--benchmarks-dir", ".", "--json", cwd=tmp_path).stdout)
+    entry = next(b for b in listed if b["source"] == "tb.json")
+    assert entry["id"] == "toolbench-lite" and "--benchmark tb.json" in entry["problem"]
+    one_line_exit_2(process("benchmarks", "import", cwd=tmp_path), "Missing command")

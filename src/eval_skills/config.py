@@ -169,9 +169,9 @@ def parse_value(raw: str) -> Any:
         return raw
 
 
-def set_user_value(dotted: str, raw: str) -> Path:
+def set_user_value(dotted: str, raw: str) -> tuple[Path, Any]:
     """Set one key in the user config file (created if needed) after checking the result is a valid config.
-    Returns the file written. Comments in that file are not kept."""
+    Returns the file written and the value stored. Comments in that file are not kept."""
     import yaml
 
     parts = check_key(dotted)
@@ -192,4 +192,4 @@ def set_user_value(dotted: str, raw: str) -> Path:
         raise InputError(f"{exc.problem} (got {raw!r})", field=dotted, hint="nothing was written") from None
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
-    return path
+    return path, value

@@ -65,12 +65,16 @@ def config_get(key: str, config_path: str | None, as_json: bool) -> None:
 @config_group.command("set")
 @click.argument("key")
 @click.argument("value")
-def config_set(key: str, value: str) -> None:
+@click.option("--json", "as_json", is_flag=True, help='Print {"key", "value", "file"} as JSON.')
+def config_set(key: str, value: str, as_json: bool) -> None:
     """Set KEY to VALUE in ~/.eval-skills/config.yaml (VALUE is read as YAML: 8, true, [json, html], text).
 
     eval and run use it unless ./eval-skills.config.yaml, -c FILE or a flag sets the same key.
     """
-    path = set_user_value(key, value)
+    path, stored = set_user_value(key, value)
+    if as_json:
+        click.echo(json.dumps({"key": key, "value": stored, "file": str(path)}, ensure_ascii=False))
+        return
     click.echo(f"{key} = {value} (written to {path})")
 
 
