@@ -171,3 +171,13 @@ def test_an_imported_benchmark_written_under_another_name_is_run_by_its_path(tmp
     entry = next(b for b in listed if b["source"] == "tb.json")
     assert entry["id"] == "toolbench-lite" and "--benchmark tb.json" in entry["problem"]
     one_line_exit_2(process("benchmarks", "import", cwd=tmp_path), "Missing command")
+
+
+def test_a_store_that_cannot_be_opened_stops_eval_and_run_before_anything_is_written(tmp_path: Path) -> None:
+    skill(tmp_path / "skills", "alpha")
+    (tmp_path / "notes.db").write_text("not a database")
+    for args in (("eval", "--skills", "skills/alpha"), ("run", "--skills-dir", "skills")):
+        out = process(*args, "--store", "notes.db", "--output-dir", "out", cwd=tmp_path)
+        one_line_exit_2(out, "notes.db", "not a database")
+        assert not (tmp_path / "out").exists()  # the report folder is made only once the store is open
+

@@ -54,9 +54,10 @@ async def evaluate(plan: Plan, settings: RunSettings, *, store_path: Path | None
                    output_dir: Path | None = None, formats: Sequence[str] = (),
                    on_result: Callable[[TaskResult], None] | None = None, stop: asyncio.Event | None = None,
                    factory: AdapterFactory = create_adapter, run_info: dict[str, Any] | None = None,
+                   keep: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None,
                    ) -> EvaluationOutcome:
     """Run the plan. Each result is stored as it finishes; reports are written at the end, also when the
-    run was interrupted (they then hold what finished)."""
+    run was interrupted (they then hold what finished): all of them, or those ``keep`` returns."""
     from .store import Store
     from .store.writer import ResultWriter
 
@@ -66,11 +67,20 @@ async def evaluate(plan: Plan, settings: RunSettings, *, store_path: Path | None
     if await run_preflight(plan, adapters, stop) is None:  # interrupted while skills were checked
         return EvaluationOutcome([], [], True)
     try:
+        # the report folder is checked, the store opened, and only then the folder made: a store that cannot
+        # be opened leaves nothing behind
         if output_dir is not None and formats:
             from .reports import prepare_output_dir
 
-            prepare_output_dir(output_dir, formats)
+            prepare_output_dir(output_dir, formats, create=False)
         store = Store.open(store_path) if store_path is not None else None
+        try:
+            if output_dir is not None and formats:
+                prepare_output_dir(output_dir, formats)
+        except BaseException:
+            if store is not None:
+                store.close()
+            raise
     except BaseException:
         await close_adapters(adapters.values())
         raise
@@ -111,5 +121,6 @@ async def evaluate(plan: Plan, settings: RunSettings, *, store_path: Path | None
     if output_dir is not None and formats:
         from .reports import write_reports
 
-        files = write_reports(reports, formats, output_dir)
+        kept = reports if keep is None else keep(reports)
+        files = write_reports(kept, formats, output_dir) if kept else []
     return EvaluationOutcome(reports, outcome.results, outcome.interrupted, evaluation_id or None, files)

@@ -190,7 +190,7 @@ def _print_plan(plan: Any, settings: Any, opts: dict[str, Any], as_json: bool, n
                    "(they will be recorded as errors)")
 
 
-def _run(plan: Any, settings: Any, opts: dict[str, Any], params: dict[str, Any]) -> Any:
+def _run(plan: Any, settings: Any, opts: dict[str, Any], params: dict[str, Any], keep: Any = None) -> Any:
     from ..evaluation import evaluate
 
     show_progress = not params["as_json"] and sys.stderr.isatty()
@@ -218,7 +218,7 @@ def _run(plan: Any, settings: Any, opts: dict[str, Any], params: dict[str, Any])
             return await evaluate(plan, settings, store_path=store_path, output_dir=opts["output_dir"],
                                   formats=opts["formats"], on_result=on_result, stop=stop,
                                   run_info={"benchmark": plan.benchmark.id, "evaluator": opts["evaluator"],
-                                            "formats": list(opts["formats"])})
+                                            "formats": list(opts["formats"])}, keep=keep)
         finally:
             if progress is not None:
                 progress.stop()

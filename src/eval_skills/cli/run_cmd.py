@@ -49,7 +49,6 @@ def run_command(ctx: click.Context, **params: Any) -> None:
     benchmark, select and rank them (--strategy, --min-completion, --top-k), write the reports of the
     selected skills in every --format, and print the ranked list."""
     from ..discovery import find_skills, scan_skills
-    from ..reports import prepare_output_dir, write_reports
     from ..selection import select_skills
 
     config = load_config(params["config_path"])
@@ -72,12 +71,18 @@ def run_command(ctx: click.Context, **params: Any) -> None:
     if params["dry_run"]:
         dry_run(plan, settings, opts, params["as_json"])
         return
-    prepare_output_dir(opts["output_dir"], opts["formats"])  # a bad folder stops the run before it starts
-    outcome = _run(plan, settings, {**opts, "formats": []}, params)  # reports are written after selection
-    selection = select_skills(skills, {r["skillId"]: r for r in outcome.reports}, strategy)
+    picked: list[Any] = []
+
+    def keep(reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The reports written: those of the selected skills."""
+        picked.append(select_skills(skills, {r["skillId"]: r for r in reports}, strategy))
+        chosen = {s["skillId"] for s in picked[0].selected}
+        return [r for r in reports if r["skillId"] in chosen]
+
+    outcome = _run(plan, settings, opts, params, keep=keep)
+    selection = picked[0] if picked else select_skills(skills, {}, strategy)
     chosen = {s["skillId"] for s in selection.selected}
-    files = write_reports([r for r in outcome.reports if r["skillId"] in chosen], opts["formats"],
-                          opts["output_dir"]) if chosen else []
+    files = outcome.report_files
     if params["as_json"]:
         click.echo(json.dumps({**selection.to_json(), "reportFiles": [str(f) for f in files],
                                "evaluationId": outcome.evaluation_id, "reports": outcome.reports},
