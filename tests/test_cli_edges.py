@@ -181,3 +181,12 @@ def test_a_store_that_cannot_be_opened_stops_eval_and_run_before_anything_is_wri
         one_line_exit_2(out, "notes.db", "not a database")
         assert not (tmp_path / "out").exists()  # the report folder is made only once the store is open
 
+
+def test_an_option_taking_several_values_given_none_is_an_error_not_ignored(project: Path) -> None:
+    # "--reports ./reports/none-*.json" where the glob matched nothing leaves the option alone at the end;
+    # it must not silently fall back to the store
+    for args in (("--reports",), ("--reports", "--top-k", "1")):
+        out = process("select", "--from", "skills", *args, "--output", "out.json", cwd=project)
+        one_line_exit_2(out, "'--reports' requires at least one value")
+    assert not (project / "out.json").exists()
+
