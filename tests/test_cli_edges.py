@@ -190,3 +190,13 @@ def test_an_option_taking_several_values_given_none_is_an_error_not_ignored(proj
         one_line_exit_2(out, "'--reports' requires at least one value")
     assert not (project / "out.json").exists()
 
+
+def test_the_regression_gate_fails_a_skill_with_no_completion_rate_in_the_new_report(tmp_path: Path) -> None:
+    (tmp_path / "a.json").write_text(json.dumps([report("alpha", 0.8), report("beta", 0.5)]))
+    # beta's new run finished no task (interrupted, or every call hung): its rate is null, not better
+    (tmp_path / "b.json").write_text(json.dumps([report("alpha", 0.8), report("beta", None)]))
+    out = process("report", "diff", "a.json", "b.json", "--fail-on-regression", "0.5", cwd=tmp_path)
+    assert out.returncode == 1, out.stderr
+    assert "beta (no completion rate in b.json)" in out.stderr and "alpha" not in out.stderr
+    same = process("report", "diff", "a.json", "a.json", "--fail-on-regression", "0", cwd=tmp_path)
+    assert same.returncode == 0, same.stderr

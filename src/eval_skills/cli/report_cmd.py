@@ -85,7 +85,8 @@ def diff_command(report_a: Path, report_b: Path, label_a: str | None, label_b: s
     if fail_on_regression is not None:
         found = regressions(diff, fail_on_regression)
         if found:
-            listing = ", ".join(f"{skill} (-{drop:.4f})" for skill, drop in found)
+            listing = ", ".join(f"{skill} (-{drop:.4f})" if drop is not None else f"{skill} (no completion rate in "
+                                f"{label_b})" for skill, drop in found)
             click.echo(f"regression: completion rate dropped by more than {fail_on_regression:g} for {listing}",
                        err=True)
             raise SystemExit(EXIT_GATE_FAILED)

@@ -81,13 +81,17 @@ def diff_reports(a: Sequence[dict[str, Any]], b: Sequence[dict[str, Any]]) -> di
             "onlyInB": [s for s in right if s not in left], "taskChanges": changes}
 
 
-def regressions(diff: dict[str, Any], threshold: float) -> list[tuple[str, float]]:
-    """Skills whose completion rate dropped by more than ``threshold``: ``[(skillId, drop)]``."""
-    found = []
+def regressions(diff: dict[str, Any], threshold: float) -> list[tuple[str, float | None]]:
+    """Skills whose completion rate dropped by more than ``threshold``: ``[(skillId, drop)]``; the drop is None
+    for a skill that had a completion rate in A and has none in B (no task of it finished), which a gate
+    must not let pass."""
+    found: list[tuple[str, float | None]] = []
     for skill in diff["skills"]:
-        delta = skill["metrics"]["completionRate"]["delta"]
-        if delta is not None and -delta > threshold + EPSILON:
-            found.append((skill["skillId"], -delta))
+        rate = skill["metrics"]["completionRate"]
+        if rate["delta"] is not None and -rate["delta"] > threshold + EPSILON:
+            found.append((skill["skillId"], -rate["delta"]))
+        elif rate["a"] is not None and rate["b"] is None:
+            found.append((skill["skillId"], None))
     return found
 
 
