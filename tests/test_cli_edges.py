@@ -200,3 +200,35 @@ def test_the_regression_gate_fails_a_skill_with_no_completion_rate_in_the_new_re
     assert "beta (no completion rate in b.json)" in out.stderr and "alpha" not in out.stderr
     same = process("report", "diff", "a.json", "a.json", "--fail-on-regression", "0", cwd=tmp_path)
     assert same.returncode == 0, same.stderr
+
+
+def test_help_of_every_command_loads_no_heavy_dependency(tmp_path: Path) -> None:
+    """``eval-skills <cmd> --help`` stays fast: pydantic, asyncio and the rest load only when a command runs;
+    and it shows the defaults as the documentation writes them."""
+    code = """
+import sys
+from eval_skills.cli import main
+paths = [[name] for name in ("init", "create", "find", "eval", "select", "run", "report", "config", "history",
+                             "benchmarks")] + [["report", "convert"], ["report", "diff"], ["config", "set"],
+         ["benchmarks", "list"], ["benchmarks", "import", "gaia"], ["benchmarks", "import", "toolbench"]]
+loaded = {}
+for path in paths:
+    try:
+        main([*path, "--help"])
+    except SystemExit:
+        pass
+    heavy = [m for m in ("pydantic", "asyncio", "httpx", "jsonschema", "rich", "jinja2", "yaml", "sqlite3", "mcp")
+             if m in sys.modules]
+    if heavy:
+        loaded[" ".join(path)] = heavy
+        break
+print(loaded, file=sys.stderr)
+"""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert out.returncode == 0 and out.stderr.strip() == "{}", out.stderr[-2000:]
+    # the defaults read as the documentation's tables write them
+    for shown in ("[default: ./skills]", "[default: ./reports]", "[default: ./eval-skills.db]", "[default: .]"):
+        assert shown in " ".join(out.stdout.split()), shown

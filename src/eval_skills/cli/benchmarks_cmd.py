@@ -8,12 +8,12 @@ from typing import Any
 
 import click
 
-from ..config import load_config
 from ._globals import group, make_console
 from ._options import GreedyCommand, split_words
 
 
 def _folders(given: tuple[Path, ...], config_path: Path | None) -> list[Path]:
+    from ..config import load_config
     from ..errors import InputError
 
     for folder in given:
@@ -62,6 +62,8 @@ def import_group() -> None:
 
 
 def _target(output: Path | None, benchmarks_dir: Path | None, config_path: Path | None, benchmark_id: str) -> Path:
+    from ..config import load_config
+
     if output is not None:
         return output
     folder = benchmarks_dir or Path(load_config(config_path).benchmarksDir)

@@ -14,7 +14,7 @@ TEMPLATE_NAMES = ("http_request", "python_script", "mcp_tool", "agent_skill")  #
 @click.option("--name", required=True, help="Skill name: its id and folder name (lowercase, digits, _ and -).")
 @click.option("--from-template", "template", default="http_request", show_default=True,
               help=f"Template: {', '.join(TEMPLATE_NAMES)}.")
-@click.option("--output-dir", type=click.Path(path_type=Path), default=Path("./skills"), show_default=True,
+@click.option("--output-dir", type=click.Path(path_type=Path), default="./skills", show_default=True,
               help="Folder the skill's folder is created in.")
 @click.option("--description", default=None, help="Human-readable description embedded in skill.json (or SKILL.md).")
 @click.option("--json", "as_json", is_flag=True, help="Print the skill's folder, files and next command as JSON.")

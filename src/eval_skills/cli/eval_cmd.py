@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..config import Config, load_config
 from ..errors import InputError
 from ..reports import normalize_formats
 from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED
 from ._options import GreedyCommand, split_words
+
+if TYPE_CHECKING:  # pydantic and asyncio are imported when a command runs, not for --help
+    from ..config import Config
 
 
 def _given(ctx: click.Context, name: str) -> bool:
@@ -79,7 +79,7 @@ def _summary_table(reports: list[dict[str, Any]]) -> Any:
 @click.option("--evaluator", default="exact", show_default=True, help="Default scorer type.")
 @click.option("--format", "formats", multiple=True,
               help="Report formats: json markdown html csv junit [default: json markdown].")
-@click.option("--output-dir", type=click.Path(path_type=Path), default=Path("./reports"), show_default=True,
+@click.option("--output-dir", type=click.Path(path_type=Path), default="./reports", show_default=True,
               help="Folder for the eval-result-<timestamp>.<ext> report files.")
 @click.option("--exit-on-fail", is_flag=True, help="Exit 1 when a skill's completion rate is below --min-completion.")
 @click.option("--min-completion", type=click.FloatRange(0, 1), default=0.7, show_default=True,
@@ -87,7 +87,7 @@ def _summary_table(reports: list[dict[str, Any]]) -> Any:
 @click.option("--dry-run", is_flag=True, help="Validate skills and tasks, print the plan, write nothing.")
 @click.option("--benchmarks-dir", "benchmarks_dir", multiple=True, type=click.Path(path_type=Path),
               help="Folder(s) of user benchmarks, searched by id [default: ./benchmarks if present].")
-@click.option("--store", type=click.Path(path_type=Path), default=Path("./eval-skills.db"), show_default=True,
+@click.option("--store", type=click.Path(path_type=Path), default="./eval-skills.db", show_default=True,
               help="SQLite file recording every evaluation and task result.")
 @click.option("--no-store", is_flag=True, help="Do not record the run in a store.")
 @click.option("-c", "--config", "config_path", type=click.Path(path_type=Path),
@@ -98,6 +98,7 @@ def _summary_table(reports: list[dict[str, Any]]) -> Any:
 @click.pass_context
 def eval_command(ctx: click.Context, **params: Any) -> None:
     """Evaluate tool skills on a benchmark: skills x tasks x runs, scored, stored and reported."""
+    from ..config import load_config
     from ..formats.skill import load_skills
 
     config = load_config(params["config_path"])
@@ -155,6 +156,8 @@ def dry_run(plan: Any, settings: Any, opts: dict[str, Any], as_json: bool) -> No
     """Check what can be checked without running a task, print the plan, write nothing: adapter settings (type,
     command, token variable), then what needs the skill (a server started and its tools listed, a module
     imported; all stopped again), then the report folder."""
+    import asyncio
+
     from ..adapters import create_adapter
     from ..preflight import dry_run_notes
     from ..reports import prepare_output_dir
@@ -191,6 +194,9 @@ def _print_plan(plan: Any, settings: Any, opts: dict[str, Any], as_json: bool, n
 
 
 def _run(plan: Any, settings: Any, opts: dict[str, Any], params: dict[str, Any], keep: Any = None) -> Any:
+    import asyncio
+    import signal
+
     from ..evaluation import evaluate
 
     show_progress = not params["as_json"] and sys.stderr.isatty()

@@ -9,7 +9,7 @@ import click
 
 
 @click.command("init")
-@click.option("--dir", "folder", type=click.Path(path_type=Path), default=Path("."), show_default=True,
+@click.option("--dir", "folder", type=click.Path(path_type=Path), default=".", show_default=True,
               help="The project folder (created if needed).")
 @click.option("--force", is_flag=True, help="Replace an existing eval-skills.config.yaml.")
 @click.option("--json", "as_json", is_flag=True, help='Print {"created": [paths]} as JSON.')

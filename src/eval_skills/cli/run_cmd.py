@@ -14,7 +14,6 @@ from typing import Any
 
 import click
 
-from ..config import load_config
 from ..errors import InputError
 from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED
 from ._globals import make_console
@@ -34,7 +33,7 @@ SHARED = ("benchmark", "tasks_file", "concurrency", "timeout", "retries", "runs"
 @click.option("-t", "--tag", "tags", multiple=True, help="Only skills with ALL these tags.")
 @click.option("-a", "--adapter", type=click.Choice(["http", "subprocess", "mcp", "langchain", "custom"]),
               default=None, help="Only skills of this adapter type.")
-@click.option("--skills-dir", type=click.Path(path_type=Path), default=Path("./skills"), show_default=True,
+@click.option("--skills-dir", type=click.Path(path_type=Path), default="./skills", show_default=True,
               help="Folder scanned for skill.json files.")
 @click.option("--strategy", "strategy_path", type=click.Path(path_type=Path), default=None,
               help="Selection strategy YAML/JSON (filters, sortBy, order, topK) [default: rank by compositeScore].")
@@ -48,6 +47,7 @@ def run_command(ctx: click.Context, **params: Any) -> None:
     """Find the skills of --skills-dir (filtered by --query, --tag, --adapter), evaluate them all on the
     benchmark, select and rank them (--strategy, --min-completion, --top-k), write the reports of the
     selected skills in every --format, and print the ranked list."""
+    from ..config import load_config
     from ..discovery import find_skills, scan_skills
     from ..selection import select_skills
 

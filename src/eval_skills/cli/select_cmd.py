@@ -9,7 +9,6 @@ from typing import Any
 
 import click
 
-from ..config import load_config
 from ..errors import InputError
 from ._globals import make_console
 from ._options import GreedyCommand
@@ -114,6 +113,7 @@ def select_command(source: Path, report_files: tuple[Path, ...], strategy_path: 
     """Filter candidates by completion rate, error rate, P95 latency, adapter type and required tags, rank
     them by compositeScore, completionRate, latency or tokenCost, and keep the top K. Prints the selection as
     JSON: {strategy, selected: [{rank, skillId, ...metrics}], excluded: [{skillId, reason}]}."""
+    from ..config import load_config
     from ..selection import select_skills
     from .report_cmd import write_text
 
