@@ -232,3 +232,14 @@ print(loaded, file=sys.stderr)
     # the defaults read as the documentation's tables write them
     for shown in ("[default: ./skills]", "[default: ./reports]", "[default: ./eval-skills.db]", "[default: .]"):
         assert shown in " ".join(out.stdout.split()), shown
+
+
+def test_select_warns_when_it_ranks_reports_of_different_benchmarks(project: Path) -> None:
+    other = report("beta", 0.9)
+    other["benchmarkId"] = "other-bench"
+    (project / "reports" / "s.json").write_text(json.dumps([other]))  # a glob picks up both files
+    mixed = process("select", "--from", "skills", "--reports", "reports/r.json", "reports/s.json", cwd=project)
+    assert mixed.returncode == 0 and json.loads(mixed.stdout)["selected"][1]["benchmarkId"] == "other-bench"
+    assert "different benchmarks (b, other-bench)" in mixed.stderr
+    same = process("select", "--from", "skills", "--reports", "reports/r.json", cwd=project)
+    assert same.returncode == 0 and same.stderr == ""

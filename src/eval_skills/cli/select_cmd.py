@@ -127,6 +127,10 @@ def select_command(source: Path, report_files: tuple[Path, ...], strategy_path: 
     reports = gather_reports(report_files, store or Path(load_config(config_path).store), [s.id for s in skills])
     log.info("%d candidates, %d reports", len(skills), len(reports))
     selection = select_skills(skills, reports, strategy)
+    benchmarks = sorted({str(s["benchmarkId"]) for s in selection.selected})
+    if len(benchmarks) > 1:  # ranking scores of different benchmarks against each other misleads
+        click.echo(f"warning: the selected skills' reports come from different benchmarks ({', '.join(benchmarks)}); "
+                   "their scores are not comparable: pass reports of one benchmark", err=True)
     text = json.dumps(selection.to_json(), indent=2, ensure_ascii=False)
     if output is not None:
         write_text(output, text + "\n")
