@@ -243,3 +243,20 @@ def test_select_warns_when_it_ranks_reports_of_different_benchmarks(project: Pat
     assert "different benchmarks (b, other-bench)" in mixed.stderr
     same = process("select", "--from", "skills", "--reports", "reports/r.json", cwd=project)
     assert same.returncode == 0 and same.stderr == ""
+
+
+def test_a_skill_evaluated_only_in_an_interrupted_run_is_not_called_never_evaluated(project: Path) -> None:
+    from eval_skills.store import Store
+
+    with Store.open(project / "s.db") as store:
+        for status, reports in (("finished", [report("alpha", 0.9)]), ("interrupted", [report("beta", 0.2)])):
+            eid = store.begin_evaluation(benchmark_id="b", benchmark_version="1", config={}, tool_version="t")
+            store.finish_evaluation(eid, status=status, reports=reports)
+    found = {f["id"]: f for f in json.loads(process("find", "--store", "s.db", "--json", cwd=project).stdout)}
+    assert found["alpha"]["completionRate"] == 0.9 and found["alpha"]["unfinishedEvaluation"] is None
+    assert found["beta"]["evaluated"] is False and found["beta"]["unfinishedEvaluation"] == "interrupted"
+    table = process("find", "--store", "s.db", cwd=project).stdout
+    assert "no finished evaluation (interrupted)" in table and "never evaluated" not in table
+    selection = json.loads(process("select", "--from", "skills", "--store", "s.db", cwd=project).stdout)
+    assert selection["excluded"] == [{"skillId": "beta", "path": str(project / "skills" / "beta" / "skill.json"),
+                                      "reason": "no finished evaluation (the latest was interrupted)"}]

@@ -17,7 +17,7 @@ log = logging.getLogger("eval_skills.find")
 
 def _completion(found: Any) -> str:
     if found.report is None:
-        return "never evaluated"
+        return f"no finished evaluation ({found.unfinished})" if found.unfinished else "never evaluated"
     value = found.completion
     return "n/a" if value is None else f"{value:.2%} ({found.report.get('benchmarkId')})"
 
