@@ -260,3 +260,17 @@ def test_a_skill_evaluated_only_in_an_interrupted_run_is_not_called_never_evalua
     selection = json.loads(process("select", "--from", "skills", "--store", "s.db", cwd=project).stdout)
     assert selection["excluded"] == [{"skillId": "beta", "path": str(project / "skills" / "beta" / "skill.json"),
                                       "reason": "no finished evaluation (the latest was interrupted)"}]
+
+
+def test_verbose_eval_logs_its_settings_plan_and_results_on_stderr(tmp_path: Path) -> None:
+    from clirun import CALCULATOR
+
+    (tmp_path / "eval-skills.config.yaml").write_text("concurrency: 2\n")
+    out = process("-vv", "eval", "--skills", CALCULATOR, "--json", "--no-store", "--output-dir", "r", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)[0]["skillId"] == "calculator"  # stdout stays pure JSON
+    assert "settings: concurrency 2, timeout 30000 ms" in out.stderr and "(config: concurrency=2)" in out.stderr
+    assert "benchmark coding-easy 1.0.0: 20 tasks (built-in)" in out.stderr
+    assert "calculator / math_001 run 1: pass" in out.stderr  # -vv: one line per task result
+    quiet = process("eval", "--skills", CALCULATOR, "--json", "--no-store", "--output-dir", "r", cwd=tmp_path)
+    assert quiet.returncode == 0 and quiet.stderr == ""

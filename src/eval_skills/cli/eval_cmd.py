@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,6 +17,8 @@ from ._options import GreedyCommand, split_words
 
 if TYPE_CHECKING:  # pydantic and asyncio are imported when a command runs, not for --help
     from ..config import Config
+
+log = logging.getLogger("eval_skills.eval")
 
 
 def _given(ctx: click.Context, name: str) -> bool:
@@ -39,6 +42,11 @@ def resolve_settings(ctx: click.Context, params: dict[str, Any], config: Config)
             raise InputError("benchmarks folder not found", file=str(folder), hint="check --benchmarks-dir")
     default = Path(config.benchmarksDir)
     out["benchmarks_dirs"] = given or ([default] if default.is_dir() else [])
+    log.info("settings: concurrency %s, timeout %s ms, retries %s, runs %s, evaluator %s, formats %s, "
+             "reports in %s, store %s (config: %s)", out["concurrency"], out["timeout"], out["retries"], out["runs"],
+             out["evaluator"], " ".join(out["formats"]), out["output_dir"],
+             "none" if params.get("no_store") else out["store"],
+             ", ".join(f"{key}={getattr(config, key)!r}" for key in sorted(config.model_fields_set)) or "defaults")
     return out
 
 
@@ -147,6 +155,11 @@ def prepare_evaluation(skills: list[Any], opts: dict[str, Any], params: dict[str
     plan = build_plan(skills, benchmark, runs=opts["runs"], default_evaluator=opts["evaluator"],
                       base_dir=source.parent if source else None,
                       benchmark_file=str(source) if source else None)
+    log.info("benchmark %s %s: %d tasks (%s)", benchmark.id, benchmark.version, len(plan.tasks),
+             source or "built-in")
+    for skill in skills:
+        log.info("skill %s %s (%s) %s", skill.id, skill.manifest.version, skill.manifest.adapterType, skill.path)
+    log.info("%d items: %d skills x %d tasks x %d runs", plan.total, len(skills), len(plan.tasks), plan.runs)
     settings = RunSettings(concurrency=opts["concurrency"], timeout_ms=opts["timeout"], retries=opts["retries"],
                            backoff_ms=params["backoff"], timeout_override_ms=opts["timeout_override"])
     return plan, settings
@@ -208,17 +221,22 @@ def _run(plan: Any, settings: Any, opts: dict[str, Any], params: dict[str, Any],
         loop.add_signal_handler(signal.SIGINT, stop.set)
         loop.add_signal_handler(signal.SIGTERM, stop.set)
         progress = None
-        on_result = None
+        bar: Any = None
+        debug = log.isEnabledFor(logging.DEBUG)  # -vv: one line per task result
+
+        def on_result(result: Any) -> None:
+            if debug:
+                log.debug("%s / %s run %d: %s %.1f ms%s", result.skill_id, result.task_id, result.run_id,
+                          result.status, result.latency_ms, f" ({result.error})" if result.error else "")
+            if progress is not None:
+                progress.advance(bar)
+
         if show_progress:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
             progress = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
                                 TimeElapsedColumn(), transient=True)
             bar = progress.add_task("evaluating", total=plan.total)
-
-            def on_result(_: Any) -> None:
-                progress.advance(bar)
-
             progress.start()
         try:
             return await evaluate(plan, settings, store_path=store_path, output_dir=opts["output_dir"],
