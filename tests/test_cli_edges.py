@@ -273,3 +273,20 @@ def test_verbose_eval_logs_its_settings_plan_and_results_on_stderr(tmp_path: Pat
     assert "calculator / math_001 run 1: pass" in out.stderr  # -vv: one line per task result
     quiet = process("eval", "--skills", CALCULATOR, "--json", "--no-store", "--output-dir", "r", cwd=tmp_path)
     assert quiet.returncode == 0 and quiet.stderr == ""
+
+
+def test_gaia_import_without_the_attachments_says_so_and_gives_no_path_that_does_not_exist(tmp_path: Path) -> None:
+    # GAIA's validation metadata.jsonl in its upstream shape; only one of the two attachments was copied
+    lines = [{"task_id": "c61d22de", "Question": "What is in the sheet?", "Level": 1, "Final answer": "8, 12",
+              "file_name": "c61d22de.xlsx", "Annotator Metadata": {"Steps": "1. Open it", "Number of steps": "1"}},
+             {"task_id": "17b5a6a3", "Question": "How many?", "Level": "1", "Final answer": "34689",
+              "file_name": "17b5a6a3.png", "file_path": "2023/validation/17b5a6a3.png"},
+             {"task_id": "04a04a9b", "Question": "No file", "Level": 1, "Final answer": "x", "file_name": ""}]
+    (tmp_path / "metadata.jsonl").write_text("\n".join(map(json.dumps, lines)) + "\n")
+    (tmp_path / "17b5a6a3.png").write_bytes(b"\x89PNG")
+    out = process("benchmarks", "import", "gaia", "metadata.jsonl", "--output", "g.json", cwd=tmp_path)
+    assert out.returncode == 0 and "1 attachment(s) are not beside metadata.jsonl (c61d22de.xlsx)" in out.stderr
+    tasks = {t["id"]: t["inputData"] for t in json.loads((tmp_path / "g.json").read_text())["tasks"]}
+    assert tasks["c61d22de"] == {"question": "What is in the sheet?", "file": "c61d22de.xlsx"}
+    assert tasks["17b5a6a3"]["filePath"] == str((tmp_path / "17b5a6a3.png").resolve())
+    assert tasks["04a04a9b"] == {"question": "No file"}

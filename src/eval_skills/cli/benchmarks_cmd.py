@@ -122,6 +122,12 @@ def gaia_command(file: Path, levels: tuple[str, ...], output: Path | None, bench
     benchmark, skipped = import_gaia(file, levels=wanted, limit=limit, benchmark_id=benchmark_id or GAIA_ID)
     target = write_benchmark(benchmark, _target(output, benchmarks_dir, config_path, str(benchmark["id"])),
                              force=force)
+    metadata = benchmark.get("metadata")
+    missing = metadata.get("missingAttachments", []) if isinstance(metadata, dict) else []
+    if missing:
+        click.echo(f"warning: {len(missing)} attachment(s) are not beside {file} ({', '.join(missing[:3])}"
+                   f"{', ...' if len(missing) > 3 else ''}): those tasks give the skill the file name only",
+                   err=True)
     _report(benchmark, skipped, "records without an answer", target, as_json)
 
 
