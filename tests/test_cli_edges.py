@@ -181,6 +181,15 @@ def test_a_store_that_cannot_be_opened_stops_eval_and_run_before_anything_is_wri
         assert not (tmp_path / "out").exists()  # the report folder is made only once the store is open
 
 
+def test_select_from_a_folder_or_list_without_skills_is_an_error(project: Path) -> None:
+    (project / "empty").mkdir()
+    (project / "none.json").write_text("[]")
+    for source in ("empty", "none.json"):
+        one_line_exit_2(process("select", "--from", source, "--reports", "reports/r.json", "--output", "o.json",
+                                cwd=project), source)
+    assert not (project / "o.json").exists()
+
+
 def test_an_option_taking_several_values_given_none_is_an_error_not_ignored(project: Path) -> None:
     # "--reports ./reports/none-*.json" where the glob matched nothing leaves the option alone at the end;
     # it must not silently fall back to the store

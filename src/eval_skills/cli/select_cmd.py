@@ -126,6 +126,9 @@ def select_command(source: Path, report_files: tuple[Path, ...], strategy_path: 
         if not path.is_file():
             raise InputError("report file not found", file=str(path), hint="check --reports")
     skills = load_candidates(source)
+    if not skills:  # an empty or wrong folder: say so rather than select nothing
+        raise InputError("no candidate skills (no skill.json found)" if source.is_dir() else "lists no skill",
+                         file=str(source), hint="check --from")
     unfinished: dict[str, str] = {}
     reports = gather_reports(report_files, store or Path(load_config(config_path).store), [s.id for s in skills],
                              unfinished)
