@@ -299,3 +299,17 @@ def test_gaia_import_without_the_attachments_says_so_and_gives_no_path_that_does
     assert tasks["c61d22de"] == {"question": "What is in the sheet?", "file": "c61d22de.xlsx"}
     assert tasks["17b5a6a3"]["filePath"] == str((tmp_path / "17b5a6a3.png").resolve())
     assert tasks["04a04a9b"] == {"question": "No file"}
+
+
+def test_report_diff_notes_a_skill_compared_across_different_benchmarks(tmp_path: Path) -> None:
+    moved = report("alpha", 0.9)
+    moved["benchmarkId"] = "web-search-basic"
+    (tmp_path / "a.json").write_text(json.dumps([report("alpha", 0.8), report("beta", 0.5)]))
+    (tmp_path / "b.json").write_text(json.dumps([moved, report("beta", 0.5)]))
+    out = process("report", "diff", "a.json", "b.json", "--output", "d.md", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    text = (tmp_path / "d.md").read_text()
+    assert "Note: different benchmarks, so the numbers are not comparable: alpha (b → web-search-basic)" in text
+    assert "beta (" not in text
+    doc = json.loads(process("report", "diff", "a.json", "b.json", "--json", cwd=tmp_path).stdout)
+    assert [(s["benchmarkA"], s["benchmarkB"]) for s in doc["skills"]] == [("b", "web-search-basic"), ("b", "b")]
