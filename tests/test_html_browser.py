@@ -121,3 +121,45 @@ def test_html_report_in_chromium(tmp_path: Path) -> None:
         assert shot.stat().st_size > 20_000
     finally:
         server.shutdown()
+
+
+def test_a_large_report_shows_the_first_500_matching_rows_until_asked(tmp_path: Path) -> None:
+    """10,000 rows laid out at once make the page slow to open and to filter; the filter shows 500 matching
+    rows and a "Show all" button. Made with ``report convert`` from a file holding a lone surrogate and a
+    300 KB output, which render as text."""
+    import json
+    import subprocess
+    import sys
+
+    sync_api = pytest.importorskip("playwright.sync_api", reason="needs the test extra: pip install '.[test]'")
+    tasks = [{"taskId": f"task-{i}", "skillId": "big", "runId": 1, "status": "pass" if i % 3 else "fail",
+              "score": 1.0 if i % 3 else 0.0, "latencyMs": 1.0, "output": {"result": f"answer {i}"}}
+             for i in range(1200)]
+    tasks[0]["output"] = {"result": "lone \ud800 surrogate " + "x" * 300_000}
+    report = {"skillId": "big", "skillVersion": "1.0.0", "benchmarkId": "b", "runs": 1, "taskResults": tasks,
+              "summary": {"completionRate": 0.66}}
+    (tmp_path / "big.json").write_text(json.dumps([report]))
+    subprocess.run([sys.executable, "-m", "eval_skills", "report", "convert", "--input", "big.json", "--format",
+                    "html"], cwd=tmp_path, check=True, capture_output=True, timeout=120)
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
+        page = browser.new_page()
+        errors: list[str] = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.goto((tmp_path / "big.html").as_uri())
+        visible = page.locator("#tasks tbody tr:visible")
+        assert page.inner_text("#filter-count") == "500 of 1200 matching task results shown (1200 in all)"
+        assert visible.count() == 500 and page.inner_text("#filter-more") == "Show all 1200"
+        first = page.inner_text("#tasks tbody tr:first-child")  # the surrogate is replaced, the output cut
+        assert "lone \ufffd surrogate xxx" in first and "(299730 more characters)" in first
+        page.fill("#filter-text", "answer 11")  # answer 11, 110-119, 1100-1199: 111 rows, all shown
+        assert visible.count() == 111 and page.inner_text("#filter-count") == "111 of 1200 task results shown"
+        assert not page.locator("#filter-more").is_visible()
+        page.fill("#filter-text", "")
+        page.select_option("#filter-status", "fail")  # 400 fail rows: under the limit
+        assert visible.count() == 400
+        page.select_option("#filter-status", "")
+        page.click("#filter-more")
+        assert visible.count() == 1200 and page.inner_text("#filter-count") == "1200 of 1200 task results shown"
+        browser.close()
+    assert errors == []

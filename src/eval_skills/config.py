@@ -29,7 +29,8 @@ def user_config_path() -> Path:
 
 
 class Config(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # strict: a value of the wrong type is refused, never converted (``concurrency: true`` is not 1)
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     concurrency: int = Field(default=4, ge=1)
     timeoutMs: int = Field(default=30_000, gt=0)
@@ -204,9 +205,9 @@ def parse_value(raw: str) -> Any:
         return raw
 
 
-def set_user_value(dotted: str, raw: str) -> Path:
+def set_user_value(dotted: str, raw: str) -> tuple[Path, Any]:
     """Set one key in the user config file (created if needed) after checking the result is a valid config.
-    Returns the file written. Comments in that file are not kept."""
+    Returns the file written and the value stored. Comments in that file are not kept."""
     import yaml
 
     parts = check_key(dotted)
@@ -217,11 +218,14 @@ def set_user_value(dotted: str, raw: str) -> Path:
         child = node.get(part)
         node[part] = child = child if isinstance(child, dict) else {}
         node = child
-    node[parts[-1]] = parse_value(raw)
+    value = parse_value(raw)
+    if len(parts) == 1 and Config.model_fields[parts[0]].annotation is str and not isinstance(value, str):
+        value = raw  # a text setting keeps what was typed: ``config set benchmark 2024`` is the id "2024"
+    node[parts[-1]] = value
     try:
         validate(Config, data, str(path))
     except InputError as exc:  # a wrong type: name the key and the value; nothing is written
         raise InputError(f"{exc.problem} (got {raw!r})", field=dotted, hint="nothing was written") from None
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
-    return path
+    return path, value

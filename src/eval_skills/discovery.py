@@ -85,9 +85,10 @@ def _open_store(store_path: Path | None) -> Any:
     return Store.open(store_path)
 
 
-def latest_reports(store_path: Path | None, skill_ids: Sequence[str],
-                   benchmark_id: str | None = None) -> dict[str, dict[str, Any]]:
-    """The newest finished report of each skill in the store (without task results), by skill id."""
+def latest_reports(store_path: Path | None, skill_ids: Sequence[str], benchmark_id: str | None = None,
+                   unfinished: dict[str, str] | None = None) -> dict[str, dict[str, Any]]:
+    """The newest finished report of each skill in the store (without task results), by skill id. A skill
+    evaluated only in runs that did not finish gets the status of the newest of them in ``unfinished``."""
     store = _open_store(store_path)
     if store is None:
         return {}
@@ -96,11 +97,15 @@ def latest_reports(store_path: Path | None, skill_ids: Sequence[str],
         for skill_id in skill_ids:
             for row in store.skill_history(skill_id, benchmark_id=benchmark_id):
                 if row["status"] != "finished":
+                    if unfinished is not None:
+                        unfinished.setdefault(skill_id, str(row["status"]))
                     continue
                 reports = store.get_reports(row["evaluation_id"], with_results=False)
                 match = next((r for r in reports if r.get("skillId") == skill_id), None)
                 if match is not None:
                     found[skill_id] = {**match, "evaluationId": row["evaluation_id"]}
+                    if unfinished is not None:
+                        unfinished.pop(skill_id, None)
                     break
     return found
 
@@ -109,7 +114,8 @@ def latest_reports(store_path: Path | None, skill_ids: Sequence[str],
 class Found:
     skill: Skill
     relevance: float | None  # None without a query
-    report: dict[str, Any] | None  # the newest report in the store, if any
+    report: dict[str, Any] | None  # the newest finished report in the store, if any
+    unfinished: str | None = None  # without one: the status of its newest evaluation that did not finish
 
     @property
     def completion(self) -> float | None:
@@ -122,6 +128,7 @@ class Found:
         return {"id": m.id, "name": m.name, "version": m.version, "description": m.description, "tags": m.tags,
                 "adapterType": m.adapterType, "path": str(self.skill.path), "relevance": self.relevance,
                 "completionRate": self.completion, "evaluated": self.report is not None,
+                "unfinishedEvaluation": self.unfinished,
                 "benchmarkId": report.get("benchmarkId"), "evaluatedAt": report.get("timestamp")}
 
 
@@ -134,8 +141,10 @@ def find_skills(skills: Sequence[Skill], *, query: str | None = None, tags: Sequ
     wanted = {t.casefold() for t in tags}
     picked = [s for s in skills if wanted <= {t.casefold() for t in s.manifest.tags}
               and (adapter is None or s.manifest.adapterType == adapter)]
-    reports = latest_reports(store_path, [s.id for s in picked])
-    found = [Found(s, relevance(s.manifest, query) if query else None, reports.get(s.id)) for s in picked]
+    unfinished: dict[str, str] = {}
+    reports = latest_reports(store_path, [s.id for s in picked], unfinished=unfinished)
+    found = [Found(s, relevance(s.manifest, query) if query else None, reports.get(s.id), unfinished.get(s.id))
+             for s in picked]
     if query:
         found = [f for f in found if f.relevance]
     if min_completion is not None:

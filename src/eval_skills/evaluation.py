@@ -65,9 +65,12 @@ async def evaluate(plan: Plan, settings: RunSettings, *, store_path: Path | None
                    output_dir: Path | None = None, formats: Sequence[str] = (),
                    on_result: Callable[[TaskResult], None] | None = None, stop: asyncio.Event | None = None,
                    factory: AdapterFactory = create_adapter, run_info: dict[str, Any] | None = None,
-                   busy_timeout_ms: int | None = None) -> EvaluationOutcome:
+                   busy_timeout_ms: int | None = None,
+                   keep: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None,
+                   ) -> EvaluationOutcome:
     """Run the plan. Each result is stored as it finishes; reports are written at the end, also when the
-    run was interrupted or the harness failed (they then hold what finished).
+    run was interrupted or the harness failed (they then hold what finished): all of them, or those ``keep``
+    returns.
 
     Before anything is written: every adapter's ``preflight``, the store and the report folder are checked.
     A harness failure during the run (the store failing or locked by another process for too long; running
@@ -162,10 +165,11 @@ async def evaluate(plan: Plan, settings: RunSettings, *, store_path: Path | None
     if writing_reports:
         from .reports import write_reports
 
-        files = write_reports(reports, formats, output_dir)  # type: ignore[arg-type]
+        kept = reports if keep is None else keep(reports)
+        files = write_reports(kept, formats, output_dir) if kept else []  # type: ignore[arg-type]
     result = EvaluationOutcome(reports, outcome.results, interrupted, evaluation_id or None, files)
     if failure is not None:
-        kept = f"the {len(outcome.results)} finished tasks are in {files[0]}" if files else \
+        where = f"the {len(outcome.results)} finished tasks are in {files[0]}" if files else \
             f"{len(outcome.results)} tasks had finished"
-        raise RunFailed(f"{failure}; the run stopped: {kept}", result)
+        raise RunFailed(f"{failure}; the run stopped: {where}", result)
     return result

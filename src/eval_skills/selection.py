@@ -5,21 +5,15 @@ Pure functions over loaded skills and report dicts; the CLI finds the skills and
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .formats.skill import Skill
 from .formats.strategy import Strategy
+from .reports._format import num as _num
 
 __all__ = ["Selection", "metrics_of", "newest_by_skill", "select_skills"]
-
-
-def _num(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return None
-    return float(value)
 
 
 def metrics_of(report: Mapping[str, Any]) -> dict[str, float | None]:

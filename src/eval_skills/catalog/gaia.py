@@ -1,9 +1,10 @@
 """GAIA (validation ``metadata.jsonl``) -> a benchmark scored by the ``gaia`` scorer.
 
 Each record has ``task_id``, ``Question``, ``Level``, ``Final answer`` and ``file_name`` (an attachment
-beside the metadata file, or empty). A task's ``inputData`` is ``{"question"}``, plus ``{"file", "filePath"}``
-when it has an attachment (the path is absolute; a name that leaves the data set's folder is refused).
-Records without an answer (the test split's ``?``) are skipped and counted.
+beside the metadata file, or empty). A task's ``inputData`` is ``{"question"}``, plus ``{"file"}`` when it has
+an attachment and ``{"filePath"}`` (absolute) when that file is beside the metadata file; attachments that are
+not are listed in the benchmark's ``metadata.missingAttachments``. A name that leaves the data set's folder is
+refused. Records without an answer (the test split's ``?``) are skipped and counted.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ def import_gaia(path: Path, *, levels: tuple[str, ...] = ("1",), limit: int | No
     folder = path.resolve().parent
     tasks: list[dict[str, Any]] = []
     skipped = 0
+    missing: list[str] = []
     for where, record in read_records(path):
         for key in ("task_id", "Question", "Level"):
             if key not in record:
@@ -47,7 +49,11 @@ def import_gaia(path: Path, *, levels: tuple[str, ...] = ("1",), limit: int | No
             attachment = (folder / name).resolve()
             if not attachment.is_relative_to(folder):
                 raise InputError(f"file_name {name!r} leaves the data set's folder", file=str(path), field=where)
-            data.update({"file": name, "filePath": str(attachment)})
+            data["file"] = name
+            if attachment.is_file():
+                data["filePath"] = str(attachment)
+            else:  # a copy of metadata.jsonl without its files: the skill is told the name only
+                missing.append(name)
         question = " ".join(str(record["Question"]).split())
         tasks.append({"id": str(record["task_id"]),
                       "description": question if len(question) <= 100 else question[:99] + "…",
@@ -61,6 +67,7 @@ def import_gaia(path: Path, *, levels: tuple[str, ...] = ("1",), limit: int | No
                          hint="the validation split has answers; the test split does not")
     benchmark = {"id": benchmark_id, "name": f"GAIA validation, level {'+'.join(levels)}",
                  "version": "1.0.0", "domain": "general", "scoringMethod": "mean",
-                 "metadata": {"source": path.name, "levels": list(levels), "scorer": "GAIA question_scorer"},
+                 "metadata": {"source": path.name, "levels": list(levels), "scorer": "GAIA question_scorer",
+                              **({"missingAttachments": missing} if missing else {})},
                  "tasks": tasks}
     return benchmark, skipped

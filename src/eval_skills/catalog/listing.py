@@ -44,17 +44,22 @@ def _info(benchmark: Benchmark, source: str) -> BenchmarkInfo:
 
 def list_benchmarks(folders: Sequence[Path] = ()) -> list[BenchmarkInfo]:
     """Built-ins first, then each folder's ``<id>.json`` and ``<id>/benchmark.json`` files (a file that does
-    not load is listed with its problem), then the placeholders not yet imported."""
+    not load is listed with its problem, and one whose id is not its file name, which ``--benchmark ID`` cannot
+    find, says to give its path), then the placeholders not yet imported."""
     out = [_info(resolve_benchmark(ref), "built-in") for ref in builtin_benchmark_ids()]
     for folder in folders:
         files = sorted([*Path(folder).glob("*.json"), *Path(folder).glob("*/benchmark.json")])
         for path in files:
+            name = path.stem if path.name != "benchmark.json" else path.parent.name
             try:
-                out.append(_info(load_benchmark_file(path), str(path)))
+                info = _info(load_benchmark_file(path), str(path))
             except InputError as exc:
-                out.append(BenchmarkInfo(path.stem if path.name != "benchmark.json" else path.parent.name,
-                                         str(path), problem=exc.line()))
-    known = {info.id for info in out}
+                out.append(BenchmarkInfo(name, str(path), problem=exc.line()))
+                continue
+            if info.id != name:
+                info.problem = f"its id is not its file name: run it with --benchmark {path}"
+            out.append(info)
+    known = {info.id for info in out if info.problem is None}
     for ref, how in PLACEHOLDERS.items():
         if ref not in known:
             out.append(BenchmarkInfo(ref, "not imported", problem=f"import it: {how}"))

@@ -96,6 +96,11 @@ class LazyGroup(GlobalsGroup):
                 raise
             click.echo(f"error: {exc.line() if isinstance(exc, InputError) else exc}", err=True)
             code = EXIT_USAGE
+        except OSError as exc:  # a path the system refuses: too long, a symlink loop, no permission, ...
+            if os.environ.get("EVAL_SKILLS_DEBUG") or exc.filename is None:
+                raise
+            click.echo(f"error: {exc.filename}: {exc.strerror or exc}", err=True)
+            code = EXIT_USAGE
         finally:
             if previous == signal.SIG_DFL:
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)

@@ -21,21 +21,33 @@ class GreedyCommand(click.Command):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         rewritten: list[str] = []
         current: str | None = None
+        values = 0  # the values that followed ``current`` so far
+        missing: list[str] = []  # greedy options no value followed
         for arg in args:
+            is_option = arg == "--" or (arg.startswith("-") and arg != "-")
+            if is_option and current is not None and values == 0:
+                missing.append(current)
             if arg == "--":
                 current = None
                 rewritten.append(arg)
-            elif arg.startswith("-") and arg != "-":
+            elif is_option:
                 name = arg.split("=", 1)[0]
                 if name in self.greedy and "=" not in arg:
-                    current = name
+                    current, values = name, 0
                     continue
                 current = None
                 rewritten.append(arg)
             elif current is not None:
                 rewritten.extend([current, arg])
+                values += 1
             else:
                 rewritten.append(arg)
+        if current is not None and values == 0:
+            missing.append(current)
+        if missing and not {"--help", "-h"} & set(args):
+            # "--reports" followed by nothing (a shell glob that matched no file, a forgotten value) is an
+            # error, not a silently absent option
+            raise click.BadOptionUsage(missing[0], f"Option '{missing[0]}' requires at least one value.", ctx=ctx)
         return super().parse_args(ctx, rewritten)
 
 

@@ -8,12 +8,12 @@ from typing import Any
 
 import click
 
-from ..config import load_config
 from ._globals import group, make_console
 from ._options import GreedyCommand, split_words
 
 
 def _folders(given: tuple[Path, ...], config_path: Path | None) -> list[Path]:
+    from ..config import load_config
     from ..errors import InputError
 
     for folder in given:
@@ -56,25 +56,33 @@ def list_command(folders: tuple[Path, ...], config_path: Path | None, as_json: b
     make_console().print(table)
 
 
-@benchmarks_group.group("import", cls=type(benchmarks_group))
+@benchmarks_group.group("import", cls=type(benchmarks_group), no_args_is_help=False)
 def import_group() -> None:
     """Convert a local copy of a public data set into a benchmark file (the data is never downloaded)."""
 
 
 def _target(output: Path | None, benchmarks_dir: Path | None, config_path: Path | None, benchmark_id: str) -> Path:
+    from ..config import load_config
+
     if output is not None:
         return output
     folder = benchmarks_dir or Path(load_config(config_path).benchmarksDir)
     return folder / f"{benchmark_id}.json"
 
 
-def _report(benchmark: dict[str, object], skipped: int, target: Path) -> None:
+def _report(benchmark: dict[str, object], skipped: int, why: str, target: Path, as_json: bool) -> None:
     tasks = benchmark["tasks"]
     count = len(tasks) if isinstance(tasks, list) else 0
-    click.echo(f"wrote {target}: {count} tasks" + (f" ({skipped} records without an answer skipped)"
-                                                   if skipped else ""))
-    click.echo(f"run it: eval-skills eval --skills SKILL --benchmark {benchmark['id']} "
-               f"--benchmarks-dir {target.parent}")
+    # found by id only as <dir>/<id>.json; a file named otherwise is given by its path
+    found_by_id = target.name == f"{benchmark['id']}.json"
+    ref = f"{benchmark['id']} --benchmarks-dir {target.parent}" if found_by_id else str(target)
+    command = f"eval-skills eval --skills SKILL --benchmark {ref}"
+    if as_json:
+        click.echo(json.dumps({"output": str(target), "id": benchmark["id"], "tasks": count, "skipped": skipped,
+                               "next": command}, indent=2))
+        return
+    click.echo(f"wrote {target}: {count} tasks" + (f" ({skipped} {why} skipped)" if skipped else ""))
+    click.echo(f"run it: {command}")
 
 
 _COMMON = [
@@ -87,6 +95,7 @@ _COMMON = [
     click.option("--force", is_flag=True, help="Replace an existing benchmark file."),
     click.option("-c", "--config", "config_path", type=click.Path(path_type=Path), default=None,
                  help="Config file [default: ./eval-skills.config.yaml, then ~/.eval-skills/config.yaml]."),
+    click.option("--json", "as_json", is_flag=True, help="Print the file written, its id and task count as JSON."),
 ]
 
 
@@ -102,7 +111,8 @@ def _common(fn: Any) -> Any:
               help="GAIA level(s) to keep: 1, 2, 3 or all (repeatable, or comma-separated).")
 @_common
 def gaia_command(file: Path, levels: tuple[str, ...], output: Path | None, benchmarks_dir: Path | None,
-                 benchmark_id: str | None, limit: int | None, force: bool, config_path: Path | None) -> None:
+                 benchmark_id: str | None, limit: int | None, force: bool, config_path: Path | None,
+                 as_json: bool) -> None:
     """Convert GAIA's validation metadata.jsonl (a local copy) into a benchmark scored by the gaia scorer,
     which applies GAIA's answer normalisation (numbers, comma/semicolon lists, text)."""
     from ..catalog import GAIA_ID, import_gaia, write_benchmark
@@ -112,14 +122,20 @@ def gaia_command(file: Path, levels: tuple[str, ...], output: Path | None, bench
     benchmark, skipped = import_gaia(file, levels=wanted, limit=limit, benchmark_id=benchmark_id or GAIA_ID)
     target = write_benchmark(benchmark, _target(output, benchmarks_dir, config_path, str(benchmark["id"])),
                              force=force)
-    _report(benchmark, skipped, target)
+    metadata = benchmark.get("metadata")
+    missing = metadata.get("missingAttachments", []) if isinstance(metadata, dict) else []
+    if missing:
+        click.echo(f"warning: {len(missing)} attachment(s) are not beside {file} ({', '.join(missing[:3])}"
+                   f"{', ...' if len(missing) > 3 else ''}): those tasks give the skill the file name only",
+                   err=True)
+    _report(benchmark, skipped, "records without an answer", target, as_json)
 
 
 @import_group.command("toolbench")
 @click.argument("file", type=click.Path(path_type=Path))
 @_common
 def toolbench_command(file: Path, output: Path | None, benchmarks_dir: Path | None, benchmark_id: str | None,
-                      limit: int | None, force: bool, config_path: Path | None) -> None:
+                      limit: int | None, force: bool, config_path: Path | None, as_json: bool) -> None:
     """Convert ToolBench single-tool (G1) queries (a local G1_query.json) into a benchmark: a task passes when
     the answer names every relevant API."""
     from ..catalog import TOOLBENCH_ID, import_toolbench, write_benchmark
@@ -127,4 +143,4 @@ def toolbench_command(file: Path, output: Path | None, benchmarks_dir: Path | No
     benchmark, skipped = import_toolbench(file, limit=limit, benchmark_id=benchmark_id or TOOLBENCH_ID)
     target = write_benchmark(benchmark, _target(output, benchmarks_dir, config_path, str(benchmark["id"])),
                              force=force)
-    _report(benchmark, skipped, target)
+    _report(benchmark, skipped, "queries without relevant APIs", target, as_json)

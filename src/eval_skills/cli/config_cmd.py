@@ -8,7 +8,6 @@ from typing import Any
 
 import click
 
-from ..config import check_key, config_layers, effective_settings, lookup, set_user_value, user_config_path
 from ._globals import group
 
 
@@ -31,6 +30,8 @@ def config_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print {key: {value, source}} as JSON.")
 def config_list(config_path: str | None, as_json: bool) -> None:
     """Every setting with its effective value and where it comes from."""
+    from ..config import effective_settings
+
     settings = effective_settings(_path(config_path))
     if as_json:
         click.echo(json.dumps({k: {"value": v, "source": s} for k, (v, s) in settings.items()},
@@ -48,6 +49,8 @@ def config_list(config_path: str | None, as_json: bool) -> None:
 def config_get(key: str, config_path: str | None, as_json: bool) -> None:
     """Print one value (dot notation: llm.model). A known key that is not set prints nothing (null with
     --json) and says so on stderr; an unknown key is exit 2."""
+    from ..config import check_key, config_layers, lookup
+
     parts = check_key(key)
     found, value = False, None
     for _, data in config_layers(_path(config_path)):  # the highest layer that has it wins
@@ -65,13 +68,19 @@ def config_get(key: str, config_path: str | None, as_json: bool) -> None:
 @config_group.command("set")
 @click.argument("key")
 @click.argument("value")
-def config_set(key: str, value: str) -> None:
+@click.option("--json", "as_json", is_flag=True, help='Print {"key", "value", "file"} as JSON.')
+def config_set(key: str, value: str, as_json: bool) -> None:
     """Set KEY to VALUE in ~/.eval-skills/config.yaml (VALUE is read as YAML: 8, true, [json, html], text).
 
     eval and run use it unless ./eval-skills.config.yaml, -c FILE or a flag sets the same key.
     """
-    path = set_user_value(key, value)
+    from ..config import set_user_value
+
+    path, stored = set_user_value(key, value)
+    if as_json:
+        click.echo(json.dumps({"key": key, "value": stored, "file": str(path)}, ensure_ascii=False))
+        return
     click.echo(f"{key} = {value} (written to {path})")
 
 
-__all__ = ["config_group", "user_config_path"]
+__all__ = ["config_group"]

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import signal
+import logging
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..config import Config, load_config
 from ..errors import InputError
 from ..reports import normalize_formats
 from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_TERMINATED
 from ._options import GreedyCommand, split_words
+
+if TYPE_CHECKING:  # pydantic and asyncio are imported when a command runs, not for --help
+    from ..config import Config
+
+log = logging.getLogger("eval_skills.eval")
 
 
 def _given(ctx: click.Context, name: str) -> bool:
@@ -47,6 +50,11 @@ def resolve_settings(ctx: click.Context, params: dict[str, Any], config: Config)
             raise InputError("benchmarks folder not found", file=str(folder), hint="check --benchmarks-dir")
     default = Path(config.benchmarksDir)
     out["benchmarks_dirs"] = given or ([default] if default.is_dir() else [])
+    log.info("settings: concurrency %s, timeout %s ms, retries %s, runs %s, evaluator %s, formats %s, "
+             "reports in %s, store %s (config: %s)", out["concurrency"], out["timeout"], out["retries"], out["runs"],
+             out["evaluator"], " ".join(out["formats"]), out["output_dir"],
+             "none" if params.get("no_store") else out["store"],
+             ", ".join(f"{key}={getattr(config, key)!r}" for key in sorted(config.model_fields_set)) or "defaults")
     return out
 
 
@@ -97,7 +105,7 @@ def summary_table(reports: list[dict[str, Any]]) -> Any:
 @click.option("--evaluator", default="exact", show_default=True, help="Default scorer type.")
 @click.option("--format", "formats", multiple=True,
               help="Report formats: json markdown html csv junit [default: json markdown].")
-@click.option("--output-dir", type=click.Path(path_type=Path), default=Path("./reports"), show_default=True,
+@click.option("--output-dir", type=click.Path(path_type=Path), default="./reports", show_default=True,
               help="Folder for the eval-result-<timestamp>.<ext> report files.")
 @click.option("--exit-on-fail", is_flag=True, help="Exit 1 when a skill's completion rate is below --min-completion.")
 @click.option("--min-completion", type=click.FloatRange(0, 1), default=0.7, show_default=True,
@@ -108,7 +116,7 @@ def summary_table(reports: list[dict[str, Any]]) -> Any:
                    "[default: sent anyway, with a warning].")
 @click.option("--benchmarks-dir", "benchmarks_dir", multiple=True, type=click.Path(path_type=Path),
               help="Folder(s) of user benchmarks, searched by id [default: ./benchmarks if present].")
-@click.option("--store", type=click.Path(path_type=Path), default=Path("./eval-skills.db"), show_default=True,
+@click.option("--store", type=click.Path(path_type=Path), default="./eval-skills.db", show_default=True,
               help="SQLite file recording every evaluation and task result.")
 @click.option("--no-store", is_flag=True, help="Do not record the run in a store.")
 @click.option("-c", "--config", "config_path", type=click.Path(path_type=Path),
@@ -119,6 +127,7 @@ def summary_table(reports: list[dict[str, Any]]) -> Any:
 @click.pass_context
 def eval_command(ctx: click.Context, **params: Any) -> None:
     """Evaluate tool skills on a benchmark: skills x tasks x runs, scored, stored and reported."""
+    from ..config import load_config
     from ..formats.skill import load_skills
 
     config = load_config(params["config_path"])
@@ -176,6 +185,11 @@ def prepare_evaluation(skills: list[Any], opts: dict[str, Any], params: dict[str
     plan = build_plan(skills, benchmark, runs=opts["runs"], default_evaluator=opts["evaluator"],
                       base_dir=source.parent if source else None, benchmark_file=str(source) if source else None,
                       scorer_timeout_s=opts["scorer_timeout"] / 1000, strict_input=params["strict_input"])
+    log.info("benchmark %s %s: %d tasks (%s)", benchmark.id, benchmark.version, len(plan.tasks),
+             source or "built-in")
+    for skill in skills:
+        log.info("skill %s %s (%s) %s", skill.id, skill.manifest.version, skill.manifest.adapterType, skill.path)
+    log.info("%d items: %d skills x %d tasks x %d runs", plan.total, len(skills), len(plan.tasks), plan.runs)
     settings = RunSettings(concurrency=concurrency, timeout_ms=opts["timeout"], retries=opts["retries"],
                            backoff_ms=params["backoff"], timeout_override_ms=opts["timeout_override"],
                            retries_override=opts["retries_override"])
@@ -187,6 +201,8 @@ def exit_if_interrupted(outcome: Any, signalled: int | None, total: int) -> None
     reports were written; what finished is recorded."""
     if outcome.interrupted or signalled is not None:
         click.echo(f"interrupted: {len(outcome.results)} of {total} items finished and were recorded", err=True)
+        import signal
+
         sys.exit(EXIT_TERMINATED if signalled == signal.SIGTERM else EXIT_INTERRUPTED)
 
 
@@ -220,6 +236,8 @@ def dry_run(plan: Any, settings: Any, opts: dict[str, Any], params: dict[str, An
     """Check what a run would check first, print the plan, write nothing: adapter settings (type, command,
     token variable), then each adapter's preflight (a program that exists; a server started and its tools
     listed, a module imported; all stopped again), then the report folder (the store was checked already)."""
+    import asyncio
+
     from ..adapters import create_adapter
     from ..preflight import dry_run_notes
     from ..reports import prepare_output_dir
@@ -251,9 +269,13 @@ def dry_run(plan: Any, settings: Any, opts: dict[str, Any], params: dict[str, An
         click.echo(f"{len(plan.input_problems)} task inputs do not match a skill's inputSchema ({fate})")
 
 
-def run_evaluation(plan: Any, settings: Any, opts: dict[str, Any], params: dict[str, Any]) -> tuple[Any, int | None]:
+def run_evaluation(plan: Any, settings: Any, opts: dict[str, Any], params: dict[str, Any],
+                   keep: Any = None) -> tuple[Any, int | None]:
     """Run with a progress bar on a terminal; Ctrl-C and SIGTERM stop the run and keep what finished.
-    Returns the outcome and the signal that stopped it, if one did."""
+    Returns the outcome and the signal that stopped it, if one did. ``keep`` picks the reports written."""
+    import asyncio
+    import signal
+
     from ..evaluation import evaluate
 
     show_progress = not params["as_json"] and sys.stderr.isatty()
@@ -271,24 +293,30 @@ def run_evaluation(plan: Any, settings: Any, opts: dict[str, Any], params: dict[
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop_on, signum)
         progress = None
-        on_result = None
+        bar: Any = None
+        debug = log.isEnabledFor(logging.DEBUG)  # -vv: one line per task result
+
+        def on_result(result: Any) -> None:
+            if debug:
+                latency = "n/a" if result.latency_ms is None else f"{result.latency_ms:.1f} ms"
+                log.debug("%s / %s run %d: %s %s%s", result.skill_id, result.task_id, result.run_id,
+                          result.status, latency, f" ({result.error})" if result.error else "")
+            if progress is not None:
+                progress.advance(bar)
+
         if show_progress:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
             progress = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
                                 TimeElapsedColumn(), transient=True)
             bar = progress.add_task("evaluating", total=plan.total)
-
-            def on_result(_: Any) -> None:
-                progress.advance(bar)
-
             progress.start()
         try:
             return await evaluate(plan, settings, store_path=store_path, output_dir=opts["output_dir"],
                                   formats=opts["formats"], on_result=on_result, stop=stop,
                                   run_info={"benchmark": plan.benchmark.id, "evaluator": opts["evaluator"],
                                             "formats": list(opts["formats"]),
-                                            "scorerTimeoutMs": opts["scorer_timeout"]})
+                                            "scorerTimeoutMs": opts["scorer_timeout"]}, keep=keep)
         finally:
             if progress is not None:
                 progress.stop()

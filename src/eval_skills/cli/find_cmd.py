@@ -9,7 +9,6 @@ from typing import Any
 
 import click
 
-from ..config import load_config
 from ._globals import make_console
 from ._options import GreedyCommand
 
@@ -18,7 +17,7 @@ log = logging.getLogger("eval_skills.find")
 
 def _completion(found: Any) -> str:
     if found.report is None:
-        return "never evaluated"
+        return f"no finished evaluation ({found.unfinished})" if found.unfinished else "never evaluated"
     value = found.completion
     return "n/a" if value is None else f"{value:.2%} ({found.report.get('benchmarkId')})"
 
@@ -31,7 +30,7 @@ def _completion(found: Any) -> str:
               default=None, help="Only skills of this adapter type.")
 @click.option("--min-completion", type=click.FloatRange(0, 1), default=None,
               help="Only skills whose latest recorded completion rate is at least this (0 to 1).")
-@click.option("--skills-dir", type=click.Path(path_type=Path), default=Path("./skills"), show_default=True,
+@click.option("--skills-dir", type=click.Path(path_type=Path), default="./skills", show_default=True,
               help="Folder scanned for skill.json files.")
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True, help="At most this many results.")
 @click.option("--store", type=click.Path(path_type=Path), default=None,
@@ -44,6 +43,7 @@ def find_command(query: str | None, tags: tuple[str, ...], adapter: str | None, 
     """Search skills. With --query they are ranked by relevance (name counts most, then tags, then the
     description); without, by the completion rate recorded in the store, highest first. Skills never
     evaluated say so. Skill files that cannot be read are reported on stderr and skipped."""
+    from ..config import load_config
     from ..discovery import find_skills, scan_skills
 
     store_path = store or Path(load_config(config_path).store)

@@ -8,7 +8,6 @@ from typing import Any
 
 import click
 
-from ..config import load_config
 from ._globals import make_console
 
 
@@ -35,6 +34,7 @@ def history_command(skill_id: str, benchmark: str | None, limit: int | None, sto
                     config_path: Path | None, as_json: bool) -> None:
     """A skill's evaluations, newest first: date, benchmark, version, completion rate, P95, composite score,
     and the change from the evaluation before on the same benchmark."""
+    from ..config import load_config
     from ..discovery import history
 
     store_path = store or Path(load_config(config_path).store)

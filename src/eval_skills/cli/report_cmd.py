@@ -37,7 +37,8 @@ def report_group() -> None:
               help=f"Output format: {', '.join(CONVERT_FORMATS)} (md and xml are aliases).")
 @click.option("--output", "output", type=click.Path(path_type=Path), default=None,
               help="Output file [default: the input's name with the format's extension].")
-def convert_command(input_path: Path, fmt: str, output: Path | None) -> None:
+@click.option("--json", "as_json", is_flag=True, help='Print {"input", "format", "output"} as JSON.')
+def convert_command(input_path: Path, fmt: str, output: Path | None, as_json: bool) -> None:
     """Render a JSON report file as Markdown, HTML, CSV or JUnit XML."""
     (name,) = normalize_formats([fmt])
     reports = load_report_file(input_path)
@@ -45,7 +46,10 @@ def convert_command(input_path: Path, fmt: str, output: Path | None) -> None:
     if target.resolve() == input_path.resolve():
         raise InputError("would replace the input report", file=str(target), hint="pass another --output")
     write_text(target, render(reports, name))
-    click.echo(f"wrote {target}")
+    if as_json:
+        click.echo(json.dumps({"input": str(input_path), "format": name, "output": str(target)}, indent=2))
+    else:
+        click.echo(f"wrote {target}")
 
 
 @report_group.command("diff")
@@ -81,7 +85,8 @@ def diff_command(report_a: Path, report_b: Path, label_a: str | None, label_b: s
     if fail_on_regression is not None:
         found = regressions(diff, fail_on_regression)
         if found:
-            listing = ", ".join(f"{skill} (-{drop:.4f})" for skill, drop in found)
+            listing = ", ".join(f"{skill} (-{drop:.4f})" if drop is not None else f"{skill} (no completion rate in "
+                                f"{label_b})" for skill, drop in found)
             click.echo(f"regression: completion rate dropped by more than {fail_on_regression:g} for {listing}",
                        err=True)
             raise SystemExit(EXIT_GATE_FAILED)

@@ -14,7 +14,6 @@ from typing import Any
 
 import click
 
-from ..config import load_config
 from ..errors import InputError
 from . import EXIT_GATE_FAILED
 from ._globals import make_console
@@ -44,7 +43,7 @@ SHARED = ("benchmark", "tasks_file", "concurrency", "timeout", "scorer_timeout",
 @click.option("-t", "--tag", "tags", multiple=True, help="Only skills with ALL these tags.")
 @click.option("-a", "--adapter", type=click.Choice(["http", "subprocess", "mcp", "langchain", "custom"]),
               default=None, help="Only skills of this adapter type.")
-@click.option("--skills-dir", type=click.Path(path_type=Path), default=Path("./skills"), show_default=True,
+@click.option("--skills-dir", type=click.Path(path_type=Path), default="./skills", show_default=True,
               help="Folder scanned for skill.json files.")
 @click.option("--strategy", "strategy_path", type=click.Path(path_type=Path), default=None,
               help="Selection strategy YAML/JSON (filters, sortBy, order, topK) [default: rank by compositeScore].")
@@ -58,8 +57,8 @@ def run_command(ctx: click.Context, **params: Any) -> None:
     """Find the skills of --skills-dir (filtered by --query, --tag, --adapter), evaluate them all on the
     benchmark, select and rank them (--strategy, --min-completion, --top-k), write the reports of the
     selected skills in every --format, and print the ranked list."""
+    from ..config import load_config
     from ..discovery import find_skills, scan_skills
-    from ..reports import prepare_output_dir, write_reports
     from ..selection import select_skills
 
     config = load_config(params["config_path"])
@@ -83,13 +82,18 @@ def run_command(ctx: click.Context, **params: Any) -> None:
         if params["dry_run"]:
             dry_run(plan, settings, opts, params)
             return
-        prepare_output_dir(opts["output_dir"], opts["formats"])  # a bad folder stops the run before it starts
-        # reports are written after selection
-        outcome, signalled = run_evaluation(plan, settings, {**opts, "formats": []}, params)
-    selection = select_skills(skills, {r["skillId"]: r for r in outcome.reports}, strategy)
+        picked: list[Any] = []
+
+        def keep(reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            """The reports written: those of the selected skills."""
+            picked.append(select_skills(skills, {r["skillId"]: r for r in reports}, strategy))
+            chosen = {s["skillId"] for s in picked[0].selected}
+            return [r for r in reports if r["skillId"] in chosen]
+
+        outcome, signalled = run_evaluation(plan, settings, opts, params, keep=keep)
+    selection = picked[0] if picked else select_skills(skills, {}, strategy)
     chosen = {s["skillId"] for s in selection.selected}
-    files = write_reports([r for r in outcome.reports if r["skillId"] in chosen], opts["formats"],
-                          opts["output_dir"]) if chosen else []
+    files = outcome.report_files
     if params["as_json"]:
         click.echo(json.dumps({**selection.to_json(), "reportFiles": [str(f) for f in files],
                                "evaluationId": outcome.evaluation_id, "reports": outcome.reports},

@@ -9,7 +9,6 @@ from typing import Any
 
 import click
 
-from ..config import load_config
 from ..errors import InputError
 from ._globals import make_console
 from ._options import GreedyCommand
@@ -45,15 +44,17 @@ def load_candidates(source: Path) -> list[Any]:
     return load_skills(paths)
 
 
-def gather_reports(report_files: tuple[Path, ...], store: Path, skill_ids: list[str]) -> dict[str, Any]:
-    """The newest report per skill from the given report files, else from the results store."""
+def gather_reports(report_files: tuple[Path, ...], store: Path, skill_ids: list[str],
+                   unfinished: dict[str, str] | None = None) -> dict[str, Any]:
+    """The newest report per skill from the given report files, else the newest finished one in the results
+    store (skills evaluated only in runs that did not finish get that run's status in ``unfinished``)."""
     from ..discovery import latest_reports
     from ..reports import load_report_file
     from ..selection import newest_by_skill
 
     if report_files:
         return newest_by_skill([r for path in report_files for r in load_report_file(path)])
-    found = latest_reports(store, skill_ids)
+    found = latest_reports(store, skill_ids, unfinished=unfinished)
     if not found and not store.is_file():
         raise InputError("no reports: pass --reports, or evaluate the skills first", file=str(store),
                          hint="eval-skills eval records every evaluation in this store")
@@ -114,6 +115,7 @@ def select_command(source: Path, report_files: tuple[Path, ...], strategy_path: 
     """Filter candidates by completion rate, error rate, P95 latency, adapter type and required tags, rank
     them by compositeScore, completionRate, latency or tokenCost, and keep the top K. Prints the selection as
     JSON: {strategy, selected: [{rank, skillId, ...metrics}], excluded: [{skillId, reason}]}."""
+    from ..config import load_config
     from ..selection import select_skills
     from .report_cmd import write_text
 
@@ -124,9 +126,21 @@ def select_command(source: Path, report_files: tuple[Path, ...], strategy_path: 
         if not path.is_file():
             raise InputError("report file not found", file=str(path), hint="check --reports")
     skills = load_candidates(source)
-    reports = gather_reports(report_files, store or Path(load_config(config_path).store), [s.id for s in skills])
+    if not skills:  # an empty or wrong folder: say so rather than select nothing
+        raise InputError("no candidate skills (no skill.json found)" if source.is_dir() else "lists no skill",
+                         file=str(source), hint="check --from")
+    unfinished: dict[str, str] = {}
+    reports = gather_reports(report_files, store or Path(load_config(config_path).store), [s.id for s in skills],
+                             unfinished)
     log.info("%d candidates, %d reports", len(skills), len(reports))
     selection = select_skills(skills, reports, strategy)
+    for entry in selection.excluded:
+        if entry["skillId"] in unfinished and entry["reason"] == "no evaluation report":
+            entry["reason"] = f"no finished evaluation (the latest was {unfinished[entry['skillId']]})"
+    benchmarks = sorted({str(s["benchmarkId"]) for s in selection.selected})
+    if len(benchmarks) > 1:  # ranking scores of different benchmarks against each other misleads
+        click.echo(f"warning: the selected skills' reports come from different benchmarks ({', '.join(benchmarks)}); "
+                   "their scores are not comparable: pass reports of one benchmark", err=True)
     text = json.dumps(selection.to_json(), indent=2, ensure_ascii=False)
     if output is not None:
         write_text(output, text + "\n")

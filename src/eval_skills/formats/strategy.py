@@ -10,15 +10,17 @@
     order: desc                   # default: best first (desc for scores, asc for latency and tokenCost)
     topK: 5
 
-Every key is optional; unknown keys and wrong types are refused with the file and the key.
+Every key is optional, and a key left empty (``filters:`` with its lines commented out) is as if absent.
+Unknown keys and wrong types are refused with the file and the key: values are not converted, so ``topK: "5"``
+or ``topK: true`` is an error rather than a silent 5 or 1.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..errors import InputError
 from ._load import validate
@@ -29,8 +31,13 @@ __all__ = ["SORT_KEYS", "Filters", "Strategy", "load_strategy"]
 SORT_KEYS = ("compositeScore", "completionRate", "latency", "tokenCost")
 
 
+def _drop_nulls(data: Any) -> Any:
+    """An empty YAML key (``sortBy:``) reads as null: treat it as left out."""
+    return {k: v for k, v in data.items() if v is not None} if isinstance(data, dict) else data
+
+
 class Filters(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     minCompletionRate: float | None = Field(default=None, ge=0, le=1)
     maxErrorRate: float | None = Field(default=None, ge=0, le=1)
@@ -40,12 +47,17 @@ class Filters(BaseModel):
 
 
 class Strategy(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     filters: Filters = Field(default_factory=Filters)
     sortBy: Literal["compositeScore", "completionRate", "latency", "tokenCost"] = "compositeScore"
     order: Literal["asc", "desc"] | None = None
     topK: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _empty_keys(cls, data: Any) -> Any:
+        return _drop_nulls(data)
 
     @property
     def descending(self) -> bool:

@@ -87,8 +87,8 @@ def loads_untrusted(data: bytes | bytearray | str, *, allow_nan: bool = False) -
             raise
         except json.JSONDecodeError as exc:
             raise NotJSON(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
-        except ValueError as exc:  # an integer too long to convert, and the like
-            raise NotJSON(f"invalid JSON: {exc}") from None
+        except ValueError as exc:  # an integer too long to convert, and the like: JSON we will not take
+            raise UnusableJSON(f"cannot be read as JSON ({str(exc).splitlines()[0][:100]})") from None
         if type(value) in (dict, list) and text.count("[") + text.count("{") > MAX_DEPTH \
                 and _depth_exceeds(value, MAX_DEPTH):
             raise UnusableJSON(f"nested deeper than {MAX_DEPTH} levels")

@@ -17,9 +17,14 @@ HTML_TEXT_LIMIT = 2000  # characters of a reason or error shown in HTML
 
 
 def num(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    """A finite number as a float, else None (booleans, text, NaN, infinities, integers too big for a float)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value)
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def pct(value: Any) -> str:
@@ -102,8 +107,9 @@ def tag_breakdown(task_results: Sequence[dict[str, Any]]) -> list[dict[str, Any]
     groups: dict[str, list[dict[str, Any]]] = {}
     for result in task_results:
         tags = result.get("tags")
-        for tag in dict.fromkeys(tags) if isinstance(tags, list) else ():
-            groups.setdefault(str(tag), []).append(result)
+        names = [str(t) for t in tags if isinstance(t, str | int | float)] if isinstance(tags, list) else []
+        for tag in dict.fromkeys(names):  # a tag that is not text (a list, an object) is left out
+            groups.setdefault(tag, []).append(result)
     rows = []
     for tag in sorted(groups):
         items = groups[tag]

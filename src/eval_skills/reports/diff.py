@@ -75,19 +75,24 @@ def diff_reports(a: Sequence[dict[str, Any]], b: Sequence[dict[str, Any]]) -> di
             delta = None if va is None or vb is None else round(vb - va, places + 2)
             metrics[key] = {"a": va, "b": vb, "delta": delta, "verdict": _verdict(delta, higher_is_better)}
         skills.append({"skillId": skill, "versionA": left[skill].get("skillVersion"),
-                       "versionB": right[skill].get("skillVersion"), "metrics": metrics})
+                       "versionB": right[skill].get("skillVersion"), "benchmarkA": left[skill].get("benchmarkId"),
+                       "benchmarkB": right[skill].get("benchmarkId"), "metrics": metrics})
         changes += _task_changes(skill, left[skill], right[skill])
     return {"skills": skills, "onlyInA": [s for s in left if s not in right],
             "onlyInB": [s for s in right if s not in left], "taskChanges": changes}
 
 
-def regressions(diff: dict[str, Any], threshold: float) -> list[tuple[str, float]]:
-    """Skills whose completion rate dropped by more than ``threshold``: ``[(skillId, drop)]``."""
-    found = []
+def regressions(diff: dict[str, Any], threshold: float) -> list[tuple[str, float | None]]:
+    """Skills whose completion rate dropped by more than ``threshold``: ``[(skillId, drop)]``; the drop is None
+    for a skill that had a completion rate in A and has none in B (no task of it finished), which a gate
+    must not let pass."""
+    found: list[tuple[str, float | None]] = []
     for skill in diff["skills"]:
-        delta = skill["metrics"]["completionRate"]["delta"]
-        if delta is not None and -delta > threshold + EPSILON:
-            found.append((skill["skillId"], -delta))
+        rate = skill["metrics"]["completionRate"]
+        if rate["delta"] is not None and -rate["delta"] > threshold + EPSILON:
+            found.append((skill["skillId"], -rate["delta"]))
+        elif rate["a"] is not None and rate["b"] is None:
+            found.append((skill["skillId"], None))
     return found
 
 
@@ -116,6 +121,10 @@ def render_diff_markdown(diff: dict[str, Any], label_a: str = "A", label_b: str 
         lines += md_table(["Skill", "Metric", la, lb, "Change"], "llrrl", rows)
     else:
         lines.append("No skill is in both reports.")
+    moved = [f"{md_cell(x['skillId'])} ({md_cell(text(x['benchmarkA']))} → {md_cell(text(x['benchmarkB']))})"
+             for x in diff["skills"] if text(x.get("benchmarkA")) != text(x.get("benchmarkB"))]
+    if moved:
+        lines += ["", "Note: different benchmarks, so the numbers are not comparable: " + ", ".join(moved)]
     for key, label in (("onlyInA", la), ("onlyInB", lb)):
         if diff[key]:
             lines += ["", f"Only in {label}: " + ", ".join(md_cell(s) for s in diff[key])]

@@ -165,6 +165,9 @@ def load_report_file(path: Path) -> list[dict[str, Any]]:
     if not isinstance(items, list):
         raise InputError("expected a JSON array of skill reports (or one report object)", file=str(path),
                          field="$", hint="is this an eval-skills report file?")
+    if not items:
+        raise InputError("holds no skill report (an empty array)", file=str(path), field="$",
+                         hint="is this an eval-skills report file?")
     for index, item in enumerate(items):
         where = "$" if single else f"$[{index}]"
         if not isinstance(item, dict):

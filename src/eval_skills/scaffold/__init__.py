@@ -17,7 +17,6 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from ..config import PROJECT_CONFIG
 from ..errors import InputError
 from .agent_skill import agent_skill_files, check_agent_skill_name
 
@@ -168,6 +167,8 @@ def project_config_text() -> str:
 
 def init_project(folder: Path, *, force: bool = False) -> list[Path]:
     """Write the config file and the project folders in ``folder``; returns what was created or replaced."""
+    from ..config import PROJECT_CONFIG
+
     folder = Path(folder)
     config = folder / PROJECT_CONFIG
     if config.exists() and not force:
