@@ -143,9 +143,33 @@ def test_interrupt_keeps_finished_runs(tmp_path, signum, code):
     finished = results["metadata"]["finished_runs"]
     assert 2 <= finished < 40 and results["metadata"]["interrupted"] is True
     assert f"interrupted: {finished} of 40 runs finished" in err
+    assert "Traceback" not in err and "never retrieved" not in err, err  # the runs cancelled end quietly
     with sqlite3.connect(tmp_path / "s.db") as db:
         assert db.execute("SELECT status FROM routing_tests").fetchone()[0] == "interrupted"
         assert db.execute("SELECT COUNT(*) FROM routing_runs").fetchone()[0] == finished
+
+
+def test_interrupt_while_skills_are_installed_leaves_no_temporary_workspace(tmp_path):
+    # a skill of 1500 files takes long enough to copy that the interrupt lands while several are copied in
+    queries = [{"query": f"invoice number {i}", "should_trigger": True} for i in range(60)]
+    skill = write_skill(tmp_path / "invoice-check", "Checks invoices. Use when asked to.", queries)
+    (skill / "data").mkdir()
+    for i in range(1500):
+        (skill / "data" / f"f{i}.txt").write_text("x" * 100)
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp), "FAKE_AGENT_JSON": json.dumps({"skill": "invoice-check"})}
+    proc = subprocess.Popen(cli_args("--skill-path", skill, *AGENT, "--concurrency", "8", "--no-store"),
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.time() + 30
+    while time.time() < deadline and not any(temp.glob("eval-skills-routing-*/.agents")):
+        time.sleep(0.02)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err, err
+    assert sorted(p.name for p in temp.iterdir() if p.name.startswith("eval-skills-routing-")) == []
 
 
 def test_progress_bar_on_a_terminal(tmp_path):
