@@ -225,7 +225,12 @@ def test_distractor_problems_are_input_errors(tmp_path, skills):
     assert [d.name for d in plan.distractors] == ["receipt-scan"]
     twin = write_skill(tmp_path / "copy" / "invoice-check", "Another skill of the same name.")
     with pytest.raises(InputError, match="named 'invoice-check' like the skill under test"):
-        load_plan(skill, distractors=[twin])
+        load_plan(skill, distractors=[twin])  # given as a distractor on its own: a clash
+    write_skill(tmp_path / "copy" / "receipt-scan", "Reads scanned receipts.")
+    plan = load_plan(skill, distractors=[tmp_path / "copy"])  # in a folder of skills: a copy of it, skipped
+    assert [d.name for d in plan.distractors] == ["receipt-scan"]
+    assert plan.notes == [f"{twin} is named 'invoice-check' like the skill under test (a copy of it?): not "
+                          "installed as a distractor"]
     with pytest.raises(InputError, match="two distractors are named 'receipt-scan'"):
         load_plan(skill, distractors=[distractor, tmp_path / "others"])
     (tmp_path / "empty").mkdir()

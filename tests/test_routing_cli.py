@@ -66,13 +66,21 @@ def test_run_writes_results_and_min_f1_gates(tmp_path, setup):
 def test_bad_input_is_one_line_exit_2_before_any_agent_runs(tmp_path, setup):
     skill, env = setup
     bad = {"empty.json": "[]", "malformed.json": '[{"query": "x", "should_trigger": true,}',
-           "missing.json": '[{"query": "x"}]', "negatives.json": '[{"query": "x", "should_trigger": false}]'}
+           "missing.json": '[{"query": "x"}]', "negatives.json": '[{"query": "x", "should_trigger": false}]',
+           "yes.json": '[{"query": "x", "should_trigger": "yes"}]', "object.json": '{"query": "x"}',
+           "blank.json": '[{"query": "x", "should_trigger": true}, {"query": " \\n ", "should_trigger": true}]'}
     for name, text in bad.items():
         (tmp_path / name).write_text(text)
     runs = {
         "empty": (["--routing", tmp_path / "empty.json"], "empty.json: $: has no queries"),
         "malformed": (["--routing", tmp_path / "malformed.json"], "malformed.json: invalid JSON at line 1"),
         "missing": (["--routing", tmp_path / "missing.json"], "missing.json: $[0].should_trigger: required field"),
+        "yes": (["--routing", tmp_path / "yes.json"], "yes.json: $[0].should_trigger: Input should be a valid boolean"),
+        "not a list": (["--routing", tmp_path / "object.json"], "object.json: $: expected a JSON array"),
+        "blank query": (["--routing", tmp_path / "blank.json"], "blank.json: $[1].query: the query is blank"),
+        "static blank query": (["--static", "--routing", tmp_path / "blank.json"], "$[1].query: the query is blank"),
+        "workspace inside the skill": (["--workspace", skill / "results"], "results: --workspace: is inside the "
+                                       "skill folder"),
         "static bad file": (["--static", "--routing", tmp_path / "missing.json"], "should_trigger: required"),
         "min-f1 without positives": (["--routing", tmp_path / "negatives.json", "--min-f1", "0.5"],
                                      "no query has should_trigger true"),
@@ -99,6 +107,24 @@ def test_bad_input_is_one_line_exit_2_before_any_agent_runs(tmp_path, setup):
         assert out == "", key
     assert not (tmp_path / "runs.jsonl").exists()  # no agent ran
     assert not (tmp_path / "invoice-check-workspace").exists() and not (tmp_path / "s.db").exists()
+    assert not (skill / "results").exists()
+
+
+def test_a_copy_of_the_skill_among_the_distractors_is_skipped(tmp_path, setup):
+    # ~/.agents/skills often holds an installed copy of the very skill under test
+    skill, env = setup
+    user_skills = Path(env["HOME"]) / ".agents" / "skills"
+    write_skill(user_skills / "invoice-check", "The installed copy.")
+    out = cli("--skill-path", skill, "--distractors", user_skills, *AGENT, "--no-store", "--workspace",
+              tmp_path / "ws", "--json", cwd=tmp_path, env=env)
+    assert out.returncode == 0, out.stderr
+    assert (f"warning: {user_skills / 'invoice-check'} is named 'invoice-check' like the skill under test (a copy "
+            "of it?): not installed as a distractor") in out.stderr
+    results = json.loads(out.stdout)
+    assert [d["name"] for d in results["metadata"]["distractors"]] == ["receipt-scan"]
+    runs = [json.loads(line) for line in (tmp_path / "runs.jsonl").read_text().splitlines()]
+    assert {tuple(r["skills_present"]) for r in runs} == {("invoice-check", "receipt-scan")}
+    assert results["queries"][4]["distractors_invoked"] == {"receipt-scan": 1}
 
 
 def test_static_check_runs_no_agent(tmp_path, setup):

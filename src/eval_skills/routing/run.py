@@ -21,7 +21,7 @@ from ..errors import InputError
 from ..formats.workspace import RoutingResults, next_number, routing_dir
 from .aggregate import build_results
 from .execute import RunOutcome, RunSettings, execute_runs
-from .plan import RoutingPlan
+from .plan import RoutingPlan, check_workspace
 from .report import render_markdown
 
 __all__ = ["RoutingOutcome", "claim_routing_dir", "default_workspace", "run_routing"]
@@ -45,15 +45,6 @@ def default_workspace(plan: RoutingPlan) -> Path:
     """``<skill>-workspace`` beside the skill's folder."""
     folder = plan.skill.folder.resolve()
     return folder.parent / f"{folder.name}-workspace"
-
-
-def check_workspace(workspace: Path) -> None:
-    """InputError when ``workspace`` cannot hold the results (a file is in the way)."""
-    for parent in (workspace, *workspace.parents):
-        if parent.exists():
-            if not parent.is_dir():
-                raise InputError("is not a folder", file=str(parent), field="--workspace")
-            return
 
 
 def claim_routing_dir(workspace: Path) -> Path:
@@ -94,7 +85,7 @@ async def run_routing(plan: RoutingPlan, agent: Agent, settings: RunSettings, *,
     from ..store import Store
     from ..store.routing import RoutingRunRow, add_routing_run, begin_routing, finish_routing
 
-    check_workspace(workspace)
+    check_workspace(workspace, plan)
     store = Store.open(store_path) if store_path is not None else None
     folder = claim_routing_dir(workspace)
     metadata = {**_metadata(plan, agent, settings), "started_at": _now()}
