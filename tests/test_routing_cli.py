@@ -168,11 +168,43 @@ def test_interrupt_keeps_finished_runs(tmp_path, signum, code):
     results = json.loads((tmp_path / "invoice-check-workspace" / "routing-1" / "routing_results.json").read_text())
     finished = results["metadata"]["finished_runs"]
     assert 2 <= finished < 40 and results["metadata"]["interrupted"] is True
+    assert results["metadata"]["in_progress"] is False and results["metadata"]["finished_at"]
     assert f"interrupted: {finished} of 40 runs finished" in err
     assert "Traceback" not in err and "never retrieved" not in err, err  # the runs cancelled end quietly
     with sqlite3.connect(tmp_path / "s.db") as db:
         assert db.execute("SELECT status FROM routing_tests").fetchone()[0] == "interrupted"
         assert db.execute("SELECT COUNT(*) FROM routing_runs").fetchone()[0] == finished
+
+
+def test_a_test_killed_outright_leaves_the_figures_of_its_finished_runs(tmp_path):
+    queries = [{"query": f"invoice number {i}", "should_trigger": i % 2 == 0} for i in range(30)]
+    skill = write_skill(tmp_path / "invoice-check", "Checks invoices. Use when asked to.", queries)
+    env = {**os.environ, "FAKE_AGENT_JSON": json.dumps({"skill": "invoice-check", "delay": 0.2})}
+    proc = subprocess.Popen(cli_args("--skill-path", skill, *AGENT, "--concurrency", "1", "--no-store"),
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    results_file = tmp_path / "invoice-check-workspace" / "routing-1" / "routing_results.json"
+    deadline, seen = time.time() + 60, None
+    while time.time() < deadline and proc.poll() is None:
+        if results_file.is_file():
+            seen = json.loads(results_file.read_text())  # written atomically: never half a file
+            if seen["metadata"]["finished_runs"] >= 3:
+                break
+        time.sleep(0.05)
+    proc.kill()  # SIGKILL: no chance to write anything more
+    proc.communicate(timeout=30)
+    assert seen is not None and seen["metadata"]["finished_runs"] >= 3
+    results = json.loads(results_file.read_text())
+    meta = results["metadata"]
+    assert meta["in_progress"] is True and meta["finished_at"] is None and meta["interrupted"] is None
+    finished = meta["finished_runs"]
+    assert 3 <= finished < 30 and meta["planned_runs"] == 30
+    recorded = [q for q in results["queries"] if q["runs"]]
+    assert len(recorded) == finished and all(q["run_results"][0]["status"] == "ok" for q in recorded)
+    # each query that finished triggered (the fake uses the skill on every query): TP for even i, FP for odd
+    m = results["metrics"]
+    assert (m["tp"], m["fp"], m["queries"], m["unscored"]) == ((finished + 1) // 2, finished // 2, finished,
+                                                               30 - finished)
+    assert (results_file.parent / "routing.md").is_file()
 
 
 def test_interrupt_while_skills_are_installed_leaves_no_temporary_workspace(tmp_path):
