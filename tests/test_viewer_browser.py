@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -209,8 +211,23 @@ def test_routing_view(page, site, workspace, artifacts):
         row = rows.nth(index)
         assert query["query"] in row.locator(".query").inner_text()
         assert row.locator(".rate-value").inner_text() == f"{query['trigger_rate'] * 100:.1f}%"
-        assert row.locator(".triggers").inner_text() == f"{query['triggers']} / {query['runs']}"
+        # triggers over the runs without error, as the rate is computed
+        assert row.locator(".triggers").inner_text() == f"{query['triggers']} / {query['runs'] - query['errors']}"
         assert row.locator(".verdict").inner_text() == ("pass" if query["passed"] else "fail")
+    # query 3's run 2 timed out: shown as such with its reason, never as "not triggered"
+    error_run = page.locator('tr[data-query="3"] li.routing-run[data-run="2"]')
+    assert error_run.locator(".run-state").inner_text() == "timed out"
+    assert error_run.locator(".run-error").inner_text() == results["queries"][2]["run_results"][1]["error"]
+    assert page.locator('tr[data-query="3"] li.routing-run .run-state').all_inner_texts() == \
+        ["not triggered", "timed out", "not triggered"]
+    # query 2 has no run_results: its three run folders are found, transcripts only
+    assert page.locator('tr[data-query="2"] li.routing-run .run-state').all_inner_texts() == ["transcript only"] * 3
+    # a transcript is fetched when unfolded
+    transcript = page.locator('tr[data-query="1"] li.routing-run[data-run="2"] details.lazy')
+    assert transcript.locator(".events").count() == 0
+    transcript.locator("summary").click()
+    transcript.locator(".ev-skill").wait_for()
+    assert "Done with query 1, run 2." in transcript.inner_text()
     page.screenshot(path=str(artifacts / "routing.png"), full_page=True)
 
 
@@ -251,6 +268,13 @@ def assert_nothing_ran(page: Any) -> None:
     assert page.locator("script").count() in (2, 3)  # the page's own: config, (data,) viewer.js
 
 
+def open_every_detail(page: Any) -> None:
+    """Unfold every ``<details>`` and wait until those loaded on demand have their content."""
+    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+    page.wait_for_function("() => [...document.querySelectorAll('details[data-detail]')]"
+                           ".every(d => d.dataset.loaded === 'yes')")
+
+
 def test_injected_script_never_runs(browser, tmp_path, artifacts):
     made = make_workspace(tmp_path / "ws", cases=2, runs=1, iterations=1, hostile=True)
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
@@ -277,6 +301,8 @@ def test_injected_script_never_runs(browser, tmp_path, artifacts):
             page.click(f"#tab-{tab}")
             page.wait_for_selector(f"#panel-{tab} > div")
             assert_nothing_ran(page)
+        open_every_detail(page)  # the routing runs' transcripts, fetched as they unfold
+        assert_nothing_ran(page)
         assert HOSTILE.split(">")[0] in page.inner_text("#panel-routing")
     context.close()
 
@@ -302,6 +328,11 @@ def test_static_page_works_offline_and_downloads_feedback(browser, tmp_path, wor
     run = f"eval-{keys[1]}-with_skill-run-1"
     page.click("#tab-benchmark")
     page.wait_for_selector("#run-summary")
+    page.click("#tab-routing")
+    page.wait_for_selector("#routing-queries")
+    open_every_detail(page)  # the runs' transcripts are in the page too
+    assert "Done with query 3, run 3." in page.inner_text('tr[data-query="3"] li.routing-run[data-run="3"]')
+    assert_nothing_ran(page)
     page.click("#tab-outputs")
     with page.expect_download() as download:
         page.click("#download-feedback")
@@ -353,3 +384,85 @@ def test_tool_skill_reports_side_by_side(browser, tmp_path, artifacts):
         page.screenshot(path=str(artifacts / "tool-compare.png"), full_page=True)
     context.close()
     shutil.rmtree(tmp_path / "reports", ignore_errors=True)
+
+
+def test_routing_written_by_the_routing_command(page, tmp_path, artifacts):
+    """``eval-skills routing`` with the fake agent, then ``eval-skills view`` on the workspace it wrote: every
+    figure of the Routing tab is read from that routing_results.json, every run's transcript is found."""
+    from fakes import FAKE_AGENT
+    from test_routing import QUERIES, SCRIPT, write_skill
+
+    queries = [*QUERIES, {"query": f"check invoice {HOSTILE}", "should_trigger": True, "invocation_type": "hostile"}]
+    skill = write_skill(tmp_path / "invoice-check", "Checks invoice totals, VAT and due dates. Use when asked to "
+                        "check an invoice.", queries)
+    write_skill(tmp_path / "others" / "receipt-scan", "Reads scanned receipts. Use for receipts.")
+    # query 2 ("validate this invoice VAT") misses in its second run: a rate of 1/2, a Wilson interval
+    script = {**SCRIPT, "state_dir": str(tmp_path / "state"),
+              "cases": [{"match": "VAT", "runs": [2], "trigger": "no such words"}, *SCRIPT["cases"]]}
+    workspace = tmp_path / "ws"
+    out = subprocess.run(
+        [sys.executable, "-m", "eval_skills", "routing", "--skill-path", skill, "--distractors", tmp_path / "others",
+         "--agent-cmd", f"python {FAKE_AGENT} --prompt-file {{prompt_file}}", "--agent-output", "events",
+         "--runs", "2", "--workspace", workspace, "--no-store", "--json"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "FAKE_AGENT_JSON": json.dumps(script)})
+    assert out.returncode == 0, out.stderr
+    results = read(workspace / "routing-1" / "routing_results.json")
+    queries_by_index = {q["index"]: q for q in results["queries"]}
+    assert queries_by_index[2]["trigger_rate"] == 0.5 and queries_by_index[7]["errors"] == 2  # as planned
+
+    with view_process(workspace) as (url, _):
+        page.goto(url)
+        page.wait_for_selector("#routing-metrics")  # a routing-only workspace opens on its Routing tab
+        assert page.inner_text("h1") == "Review: invoice-check"
+        m = results["metrics"]
+        for name in ("precision", "recall", "f1", "accuracy"):
+            assert page.inner_text(f"#routing-metrics tr.overall .{name}") == f"{m[name] * 100:.1f}%"
+        for name in ("tp", "fp", "fn", "tn", "queries", "unscored"):
+            assert page.inner_text(f"#routing-metrics tr.overall .{name}") == str(m[name])
+        types = page.locator("#routing-metrics tr.by-type th").all_inner_texts()
+        assert types == sorted(m["by_invocation_type"])
+        for row, name in zip(page.locator("#routing-metrics tr.by-type").all(), types, strict=True):
+            assert row.locator(".f1").inner_text() == \
+                ("n/a" if m["by_invocation_type"][name]["f1"] is None else
+                 f"{m['by_invocation_type'][name]['f1'] * 100:.1f}%")
+        facts = dict(zip(page.locator(".routing dl.facts dt").all_inner_texts(),
+                         page.locator(".routing dl.facts dd").all_inner_texts(), strict=True))
+        assert facts["distractor skills"] == "receipt-scan" and facts["runs per query"] == "2"
+        assert facts["runs in error"] == str(results["metadata"]["error_runs"]) == "2"
+
+        rows = page.locator("#routing-queries tbody tr")
+        assert rows.count() == len(queries)
+        for query in results["queries"]:
+            row = page.locator(f'#routing-queries tr[data-query="{query["index"]}"]')
+            assert row.locator(".query-text").inner_text() == query["query"]
+            rate = query["trigger_rate"]
+            assert row.locator(".rate-value").inner_text() == ("n/a" if rate is None else f"{rate * 100:.1f}%")
+            ci = query["trigger_rate_ci"]
+            assert row.locator(".ci-values").all_inner_texts() == \
+                ([] if ci is None else [f"[{ci[0] * 100:.1f}%, {ci[1] * 100:.1f}%]"])
+            assert row.locator(".triggers").inner_text() == f"{query['triggers']} / {query['runs'] - query['errors']}"
+            assert row.locator(".errors").inner_text() == str(query["errors"])
+            verdict = "n/a" if query["passed"] is None else "pass" if query["passed"] else "fail"
+            assert row.locator(".verdict").inner_text() == verdict
+            assert row.locator(".distractors").inner_text() == \
+                ", ".join(f"{k} ×{v}" for k, v in query["distractors_invoked"].items())
+            states = row.locator(".run-state").all_inner_texts()
+            assert states == ["error" if r["triggered"] is None else "triggered" if r["triggered"] else
+                              "not triggered" for r in query["run_results"]]
+            errors = row.locator(".run-error").all_inner_texts()
+            assert errors == [r["error"] for r in query["run_results"] if r["error"]]
+        assert "crashed on purpose" in page.inner_text('tr[data-query="7"] .run-error >> nth=0')
+        # the Wilson interval of 1 in 2 runs, by hand: centre 0.5, half-width 1.96 sqrt(0.125 + 0.2401) / 2.9208
+        assert queries_by_index[2]["trigger_rate_ci"] == [0.0945, 0.9055]
+        assert page.inner_text('tr[data-query="2"] .ci-values') == f"[{0.0945 * 100:.1f}%, {0.9055 * 100:.1f}%]"
+        assert page.locator("details.lazy .events").count() == 0  # no transcript loaded before it is unfolded
+        open_every_detail(page)
+        assert page.locator("details.lazy").count() == 2 * len(queries)  # every run's transcript was found
+        invoked = page.locator('tr[data-query="2"] li.routing-run[data-run="1"] .ev-skill').inner_text()
+        assert "invoice-check" in invoked
+        assert "receipt-scan" in page.inner_text('tr[data-query="5"] li.routing-run[data-run="1"] .events')
+        assert_nothing_ran(page)
+        page.screenshot(path=str(artifacts / "routing-from-the-command.png"), full_page=True)
+        origin = url.rstrip("/")
+        assert all(u.startswith((origin, "data:")) for u in page.requests), page.requests

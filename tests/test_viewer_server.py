@@ -12,7 +12,7 @@ import pytest
 from review_data import HOSTILE, make_workspace
 from viewer_server import TOKEN, served
 
-from eval_skills.viewer import open_workspace_source
+from eval_skills.viewer import open_workspace_source, render_page
 
 WRITE = {"X-Review-Token": TOKEN, "Content-Type": "application/json"}
 
@@ -235,3 +235,36 @@ def test_a_routing_only_workspace(tmp_path):
         assert "Triage this refund request" in client.get("/api/tab/routing").json()["html"]
         assert client.get("/api/tab/benchmark").status_code == 404
         assert client.post("/api/status", headers=WRITE, json={"status": "complete"}).status_code == 404
+
+
+def test_routing_run_transcripts_load_on_demand_and_stay_in_the_folder(tmp_path):
+    from review_data import make_routing
+
+    folder = make_routing(tmp_path / "ws", hostile=True)
+    secret = tmp_path / "secret.jsonl"
+    secret.write_text(json.dumps({"type": "final", "text": "TOP SECRET"}) + "\n")
+    data = json.loads((folder / "routing_results.json").read_text())
+    # transcript paths from the file are untrusted: these leave the routing folder
+    data["queries"][0]["run_results"][0]["transcript"] = "../../secret.jsonl"
+    data["queries"][0]["run_results"][1]["transcript"] = str(secret)
+    data["queries"][0]["run_results"][2]["transcript"] = "query-1/run-3/transcript.jsonl"
+    data["metadata"].update(in_progress=True, planned_runs=12, finished_runs=9)
+    (folder / "routing_results.json").write_text(json.dumps(data))
+    source = open_workspace_source(tmp_path / "ws")
+    assert source.title == "support-triage"  # from the results, not the folder's name
+    refs = source.detail_refs()
+    assert "routing-run/1/3" in refs and "routing-run/1/1" not in refs and "routing-run/1/2" not in refs
+    with served(source) as url, httpx.Client(base_url=url) as client:
+        tab = client.get("/api/tab/routing").json()["html"]
+        assert "Done with query" not in tab  # no transcript in the tab itself
+        assert "the figures cover the 9 of 12 runs finished then" in tab  # a test still running
+        assert tab.count('data-detail="routing-run/') == 7 and tab.count("no transcript") == 2
+        assert "Done with query 1, run 3." in client.get("/api/detail/routing-run/1/3").json()["html"]
+        hostile = client.get("/api/detail/routing-run/3/1").json()["html"]
+        assert "&lt;script&gt;" in hostile and "<script>" not in hostile
+        for ref in ("routing-run/1/1", "routing-run/1/2", "routing-run/1/9", "routing-run/9/1",
+                    "routing-run/..%2F..%2Fsecret/1", "routing-run/1/1/../../2", "elsewhere/1/1"):
+            response = client.get(f"/api/detail/{ref}")
+            assert response.status_code == 404 and "TOP SECRET" not in response.text, ref
+        static = render_page(source, static=True)
+        assert "TOP SECRET" not in static and "Done with query 1, run 3." in static

@@ -1,9 +1,9 @@
 """The review page served on 127.0.0.1 (Starlette on uvicorn).
 
-Routes: ``/`` the page; ``/assets/<name>`` its script and styles; ``/api/case/<key>`` and ``/api/tab/<name>``
-fragments as JSON (``{"html": ...}``), loaded when shown; ``/api/feedback`` (GET the file, POST
-``{"run_id", "feedback"}``) and ``/api/status`` (POST ``{"status"}``) for the iteration's ``feedback.json``;
-``/files/<path>`` a file below the workspace (images inline, anything else as a download).
+Routes: ``/`` the page; ``/assets/<name>`` its script and styles; ``/api/case/<key>``, ``/api/tab/<name>`` and
+``/api/detail/<ref>`` fragments as JSON (``{"html": ...}``), loaded when shown or unfolded; ``/api/feedback``
+(GET the file, POST ``{"run_id", "feedback"}``) and ``/api/status`` (POST ``{"status"}``) for the iteration's
+``feedback.json``; ``/files/<path>`` a file below the workspace (images inline, anything else as a download).
 
 Defences, since the page shows untrusted text and the server writes files: it listens on 127.0.0.1 only;
 requests whose ``Host`` is not 127.0.0.1 or localhost are refused (no DNS rebinding); every response
@@ -99,6 +99,10 @@ def create_app(source: Source, *, token: str) -> Starlette:
         html = source.tab_html(request.path_params["name"], static=False)
         return _error(404, "no such view") if html is None else JSONResponse({"html": html})
 
+    def detail(request: Request) -> Response:
+        html = source.detail_html(request.path_params["ref"], static=False)
+        return _error(404, "no such piece") if html is None else JSONResponse({"html": html})
+
     def files(request: Request) -> Response:
         path = source.file(request.path_params["ref"])
         if path is None:
@@ -162,7 +166,8 @@ def create_app(source: Source, *, token: str) -> Starlette:
 
     routes = [
         Route("/", index), Route("/assets/{name}", assets), Route("/api/case/{key}", case),
-        Route("/api/tab/{name}", tab), Route("/api/feedback", feedback_get, methods=["GET"]),
+        Route("/api/tab/{name}", tab), Route("/api/detail/{ref:path}", detail),
+        Route("/api/feedback", feedback_get, methods=["GET"]),
         Route("/api/feedback", feedback_post, methods=["POST"]), Route("/api/status", status_post, methods=["POST"]),
         Route("/files/{ref:path}", files),
     ]

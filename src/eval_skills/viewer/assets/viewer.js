@@ -68,6 +68,31 @@
     }
   }
 
+  // ---- pieces loaded when unfolded (a routing run's transcript) -------------------------------------
+
+  async function loadDetail(box) {
+    const ref = box.dataset.detail;
+    const body = box.querySelector(".lazy-body");
+    if (!body || box.dataset.loaded) return;
+    box.dataset.loaded = "loading";
+    body.textContent = "Loading…";
+    try {
+      const html = data ? data.details[ref] : (await getJSON("api/detail/" + ref.split("/").map(encodeURIComponent).join("/"))).html;
+      if (typeof html !== "string") throw new Error("not in this page");
+      body.innerHTML = html;
+      box.dataset.loaded = "yes";
+    } catch (err) {
+      delete box.dataset.loaded;
+      body.textContent = "Could not load this: " + err.message;
+    }
+  }
+
+  // "toggle" does not bubble: listen while it goes down to the element
+  document.addEventListener("toggle", (event) => {
+    const box = event.target;
+    if (box instanceof HTMLDetailsElement && box.open && box.dataset.detail) loadDetail(box);
+  }, true);
+
   // ---- cases ---------------------------------------------------------------------------------------
 
   async function showCase(index) {
