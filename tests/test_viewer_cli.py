@@ -115,6 +115,11 @@ def test_serves_until_interrupted(workspace):
         assert httpx.get(url).status_code == 200
         proc.send_signal(signal.SIGINT)
         assert proc.wait(10) == 130
-    with view_process(workspace.root) as (url, proc):
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(10) == -signal.SIGTERM
+    for signum, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
+        for wait in (False, True):  # at once (the server still starting), and once it serves
+            with view_process(workspace.root) as (url, proc):
+                if wait:
+                    assert httpx.get(url).status_code == 200
+                proc.send_signal(signum)
+                assert proc.wait(10) == code  # an exit code, as every command gives, never a death by signal
+                assert proc.stderr is not None and proc.stderr.read() == "Stopped.\n"  # no warning, no traceback

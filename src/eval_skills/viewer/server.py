@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import json
 import secrets
+import signal
 import socket
 from collections.abc import Callable
+from types import FrameType
 from typing import Any
 from urllib.parse import quote
 
@@ -39,6 +41,7 @@ from .source import Source
 __all__ = ["create_app", "serve"]
 
 HOST = "127.0.0.1"
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 BODY_LIMIT = 1_000_000
 ASSET_TYPES = {"viewer.js": "text/javascript; charset=utf-8", "viewer.css": "text/css; charset=utf-8",
                "highlight.css": "text/css; charset=utf-8"}
@@ -192,20 +195,34 @@ def bind(port: int) -> socket.socket:
     return sock
 
 
-def serve(source: Source, *, port: int = 0, ready: Callable[[str], None] | None = None) -> None:
-    """Serve the page until interrupted; ``ready`` gets its address once it accepts connections."""
+def serve(source: Source, *, port: int = 0, ready: Callable[[str], None] | None = None) -> int | None:
+    """Serve the page until SIGINT or SIGTERM, and return that signal's number (None if it stopped otherwise);
+    ``ready`` gets its address once it accepts connections.
+
+    A signal never raises in the middle of starting: it asks the server to stop, which it does once started
+    (the requests in flight answered), whenever the signal came."""
     import uvicorn
 
     from .render import warm_up
 
     sock = bind(port)
-    warm_up()
     app = create_app(source, token=secrets.token_urlsafe(24))
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", server_header=False)
     server = uvicorn.Server(config)
-    if ready is not None:
-        ready(f"http://{HOST}:{sock.getsockname()[1]}/")
+    stopped: list[int] = []
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        stopped.append(signum)
+        server.should_exit = True
+
+    previous = {signum: signal.signal(signum, stop) for signum in STOP_SIGNALS}
     try:
-        server.run(sockets=[sock])
+        warm_up()
+        if ready is not None and not stopped:
+            ready(f"http://{HOST}:{sock.getsockname()[1]}/")
+        server.run(sockets=[sock])  # it handles the signals itself while it runs, then raises them again
     finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
         sock.close()
+    return stopped[0] if stopped else None
