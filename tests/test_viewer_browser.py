@@ -154,6 +154,16 @@ def test_error_run_and_keyboard_navigation(page, site, workspace):
     assert page.get_attribute("#case article", "data-case") == keys[0]
     page.reload()  # the case is in the address
     page.wait_for_selector(f'#case article[data-case="{keys[0]}"]')
+    page.click("#tab-benchmark")
+    page.evaluate("k => { location.hash = '#case=' + encodeURIComponent(k); }", keys[2])  # a link to a case
+    page.wait_for_selector(f'#case article[data-case="{keys[2]}"]')
+    assert page.inner_text("#position") == f"Case 3 of {len(keys)}" and page.is_visible("#panel-outputs")
+    page.evaluate("() => { location.hash = '#case=%E0%A4%A'; }")  # a broken address changes nothing
+    page.wait_for_timeout(200)
+    assert page.get_attribute("#case article", "data-case") == keys[2]
+    page.goto("about:blank")
+    page.goto(site + "#case=%E0%A4%A")  # opened with a broken address: the first case, no script error
+    page.wait_for_selector(f'#case article[data-case="{keys[0]}"]')
 
 
 def test_benchmark_numbers_match_benchmark_json(page, site, workspace, artifacts):

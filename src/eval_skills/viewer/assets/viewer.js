@@ -261,11 +261,28 @@
   measure();
   window.addEventListener("resize", measure);
 
+  function caseInAddress() {
+    const found = location.hash.match(/^#case=(.*)$/);
+    if (!found) return -1;
+    try {
+      return cfg.cases.indexOf(decodeURIComponent(found[1]));
+    } catch (err) {
+      return -1; // not a valid escape: no case
+    }
+  }
+
+  // a link to another case opened in this page (the address changed, the page did not reload)
+  window.addEventListener("hashchange", () => {
+    const index = caseInAddress();
+    if (index < 0 || !cfg.tabs.includes("outputs")) return;
+    showTab("outputs");
+    showCase(index);
+  });
+
   if (fb) showStatus(status);
-  const wanted = decodeURIComponent((location.hash.match(/^#case=(.*)$/) || [])[1] || "");
   if (cfg.tabs.includes("outputs")) {
     showTab("outputs");
-    showCase(Math.max(0, cfg.cases.indexOf(wanted)));
+    showCase(Math.max(0, caseInAddress()));
   } else if (cfg.tabs.length) {
     showTab(cfg.tabs[0]);
   }
