@@ -476,3 +476,96 @@ def test_routing_written_by_the_routing_command(page, tmp_path, artifacts):
         page.screenshot(path=str(artifacts / "routing-from-the-command.png"), full_page=True)
         origin = url.rstrip("/")
         assert all(u.startswith((origin, "data:")) for u in page.requests), page.requests
+
+
+EVERYWHERE = HOSTILE + ' "><svg onload="window.__pwned=9"> {{7*7}} ${7*7} [x](javascript:window.__pwned=8)'
+
+
+def poison_everything(root: Path, iteration: Path) -> str:
+    """Hostile text in every file the page reads beyond what ``make_workspace(hostile=True)`` writes: feedback
+    of both iterations, tool inputs, assertion texts, case names, an arm folder's name, benchmark.json's
+    metadata and notes, and every field of routing_results.json. Returns the hostile arm's name."""
+    arm = 'x"><img src=x onerror="window.__pwned=5">'
+    for case in sorted(iteration.glob("eval-*")):
+        shutil.copytree(case / "with_skill", case / arm)
+        run = case / arm / "run-1"
+        events = [{"type": "tool_call", "id": "c1", "name": EVERYWHERE, "input": {"cmd": EVERYWHERE},
+                   "result": {"out": EVERYWHERE}, "is_error": True},
+                  {"type": "skill", "skill": EVERYWHERE, "detected_by": EVERYWHERE},
+                  {"type": "message", "role": EVERYWHERE, "text": EVERYWHERE},
+                  {"type": "final", "text": EVERYWHERE}]
+        (run / "transcript.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+        meta = read(case / "eval_metadata.json")
+        meta.update(eval_name=EVERYWHERE, assertions=[EVERYWHERE], expected_output=EVERYWHERE)
+        (case / "eval_metadata.json").write_text(json.dumps(meta))
+        grading = read(run / "grading.json")
+        for e in grading["expectations"]:
+            e.update(text=EVERYWHERE, evidence=EVERYWHERE)
+        (run / "grading.json").write_text(json.dumps(grading))
+    for folder in (root / "iteration-1", iteration):
+        feedback = read(folder / "feedback.json")
+        for review in feedback["reviews"]:
+            review["feedback"] = EVERYWHERE + "</textarea><script>window.__pwned=7</script>"
+        (folder / "feedback.json").write_text(json.dumps(feedback))
+    bench = read(iteration / "benchmark.json")
+    bench["metadata"].update(agent=EVERYWHERE, model=EVERYWHERE)
+    bench["notes"] = [EVERYWHERE]
+    bench["non_discriminating"][0].update(assertion=EVERYWHERE, kind=EVERYWHERE)
+    (iteration / "benchmark.json").write_text(json.dumps(bench))
+    routing = root / "routing-1" / "routing_results.json"
+    results = read(routing)
+    results["metadata"].update(skill_name=EVERYWHERE, agent=EVERYWHERE, description=EVERYWHERE,
+                               distractors=[{"name": EVERYWHERE, "path": EVERYWHERE}], extra=EVERYWHERE)
+    for query in results["queries"]:
+        query.update(invocation_type=EVERYWHERE, distractors_invoked={EVERYWHERE: 1})
+        for record in query["run_results"]:
+            record.update(skills_invoked=[EVERYWHERE], error=EVERYWHERE)
+    results["metrics"]["undefined"] = {"precision": EVERYWHERE}
+    results["metrics"]["by_invocation_type"] = {EVERYWHERE: results["metrics"]["by_invocation_type"]["explicit"]}
+    routing.write_text(json.dumps(results))
+    return arm
+
+
+def test_hostile_text_in_every_file_runs_nothing(browser, tmp_path):
+    made = make_workspace(tmp_path / "ws", cases=2, runs=1, iterations=2, hostile=True)
+    arm = poison_everything(made.root, made.iteration)
+    static = tmp_path / "review.html"
+    out = subprocess.run([sys.executable, "-m", "eval_skills", "view", made.root, "--static", static],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.add_init_script(WATCH)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    with view_process(made.root) as (url, _):
+        for address in (url, static.as_uri()):
+            page.goto(address)
+            page.wait_for_selector("#case article")
+            for index, key in enumerate(page_cases(page)):
+                page.click(f'.case-link[data-index="{index}"]')
+                wait_case(page, key)
+                open_every_detail(page)
+                assert_nothing_ran(page)
+                # earlier feedback comes back into its box as text
+                assert page.locator("textarea[data-run]").first.input_value().startswith(EVERYWHERE)
+                texts = page.evaluate("r => [...document.querySelectorAll('.run')].filter(e => e.dataset.run === r)"
+                                      ".map(e => e.querySelector('.exp-text').textContent)", f"eval-{key}-{arm}-run-1")
+                assert texts == [EVERYWHERE]  # the hostile arm's run, its assertion shown as text
+                if address == url and index == 0:  # feedback on the hostile arm's run is saved under its id
+                    run = f"eval-{key}-{arm}-run-1"
+                    at = page.evaluate("r => [...document.querySelectorAll('textarea[data-run]')]"
+                                       ".findIndex(e => e.dataset.run === r)", run)
+                    page.locator("textarea[data-run]").nth(at).fill("Reviewed.")
+                    page.wait_for_function("() => document.getElementById('save-state').textContent"
+                                           ".includes('All feedback saved')")
+                    saved = {r["run_id"]: r["feedback"] for r in read(made.iteration / "feedback.json")["reviews"]}
+                    assert saved[run] == "Reviewed."
+            for tab in ("benchmark", "routing"):
+                page.click(f"#tab-{tab}")
+                page.wait_for_selector(f"#panel-{tab} > div")
+                open_every_detail(page)
+                assert_nothing_ran(page)
+            assert EVERYWHERE in page.inner_text("#routing-metrics")
+    assert errors == []
+    context.close()
