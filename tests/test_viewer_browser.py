@@ -569,3 +569,63 @@ def test_hostile_text_in_every_file_runs_nothing(browser, tmp_path):
             assert EVERYWHERE in page.inner_text("#routing-metrics")
     assert errors == []
     context.close()
+
+
+def test_a_real_evaluation_of_five_skills_and_the_store(page, tmp_path, artifacts):
+    """``eval-skills eval`` of the five example skills, then ``eval-skills view`` of its report and of the store
+    holding it and a second evaluation: every run sits in its skill's column, as the report says."""
+    examples = Path(__file__).resolve().parents[1] / "examples" / "skills"
+    names = ["calculator", "roman", "slugify", "capitals", "units"]
+    common = [sys.executable, "-m", "eval_skills", "eval", "--benchmark", "coding-easy", "--store", tmp_path / "s.db",
+              "--output-dir", tmp_path / "reports", "--json"]
+    out = subprocess.run([*common, "--skills", *[examples / n for n in names], "--runs", "2"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr
+    report_file = next((tmp_path / "reports").glob("*.json"))
+    report = read(report_file)
+    heads = [f"{r['skillId']} {r['skillVersion']}" for r in report]
+    assert sorted(h.split()[0] for h in heads) == sorted(names)
+    with view_process(report_file) as (url, _):
+        page.goto(url)
+        page.wait_for_selector("#case article")
+        assert page.locator(".arm-head").all_inner_texts() == heads
+        # five pass-rate marks beside each task: its name still shows whole (the marks go below)
+        assert page.evaluate("() => [...document.querySelectorAll('.case-key')]"
+                             ".every(e => e.scrollWidth <= e.clientWidth)")
+        for key in ("math_001", "reverse_003"):
+            page.goto(f"{url}#case={key}")
+            page.reload()
+            wait_case(page, key)
+            head_boxes = [h.bounding_box() for h in page.locator(".arm-head").all()]
+            runs = page.locator(".tool-run")
+            assert runs.count() == 2 * len(report)
+            for index in range(runs.count()):
+                run, column = runs.nth(index), index % len(report)
+                box = run.bounding_box()
+                assert box["x"] == head_boxes[column]["x"] and box["width"] == head_boxes[column]["width"]
+                assert run.locator(".column-name").inner_text() == heads[column]
+                entry = next(r for r in report[column]["taskResults"] if r["taskId"] == key
+                             and r["runId"] == index // len(report) + 1)
+                assert run.locator(".badge.status").inner_text() == entry["status"]
+        page.screenshot(path=str(artifacts / "tool-five-skills.png"))
+        page.click("#tab-benchmark")
+        page.wait_for_selector("#tool-summary")
+        assert page.locator('#tool-summary tr[data-metric="completion"] td').all_inner_texts() == \
+            [f"{r['summary']['completionRate'] * 100:.1f}%" for r in report]
+    out = subprocess.run([*common, "--skills", examples / "calculator"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "s.db") as db:
+        first, second = [row[0] for row in db.execute("SELECT id FROM evaluations ORDER BY started_at")]
+    with view_process(tmp_path / "s.db", "--evaluation", first[:8], "--evaluation", "latest") as (url, _):
+        page.goto(url)
+        page.wait_for_selector("#case article")
+        columns = page.locator(".arm-head").all_inner_texts()
+        assert len(columns) == 6 and columns[0].startswith(first[:8]) and columns[5].startswith(second[:8])
+        assert columns[5].endswith("calculator 1.0.0")
+        runs = page.locator(".tool-run")  # math_001: run 1 of six columns, then run 2 of the first five
+        assert runs.count() == 11 and runs.nth(5).locator(".column-name").inner_text() == columns[5]
+        assert runs.nth(5).bounding_box()["x"] == page.locator(".arm-head").nth(5).bounding_box()["x"]
+        assert runs.nth(5).locator(".badge.status").inner_text() == "pass"
