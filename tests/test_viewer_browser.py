@@ -476,6 +476,18 @@ def test_routing_written_by_the_routing_command(page, tmp_path, artifacts):
         page.screenshot(path=str(artifacts / "routing-from-the-command.png"), full_page=True)
         origin = url.rstrip("/")
         assert all(u.startswith((origin, "data:")) for u in page.requests), page.requests
+    served_tab = page.inner_text("#panel-routing")
+
+    static = tmp_path / "routing.html"  # the same in one file, every transcript inside
+    out = subprocess.run([sys.executable, "-m", "eval_skills", "view", workspace, "--static", static],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    page.goto(static.as_uri())
+    page.wait_for_selector("#routing-metrics")
+    open_every_detail(page)
+    assert page.inner_text("#panel-routing") == served_tab
+    assert page.locator("#download-feedback, #mark-complete, textarea").count() == 0  # routing takes no feedback
+    assert_nothing_ran(page)
 
 
 EVERYWHERE = HOSTILE + ' "><svg onload="window.__pwned=9"> {{7*7}} ${7*7} [x](javascript:window.__pwned=8)'
