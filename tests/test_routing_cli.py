@@ -204,7 +204,8 @@ def test_a_test_killed_outright_leaves_the_figures_of_its_finished_runs(tmp_path
     m = results["metrics"]
     assert (m["tp"], m["fp"], m["queries"], m["unscored"]) == ((finished + 1) // 2, finished // 2, finished,
                                                                30 - finished)
-    assert (results_file.parent / "routing.md").is_file()
+    report = (results_file.parent / "routing.md").read_text()
+    assert f"Runs: {finished} of 30 finished" in report and "**Not finished** when this was written" in report
 
 
 def test_interrupt_while_skills_are_installed_leaves_no_temporary_workspace(tmp_path):
