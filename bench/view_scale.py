@@ -1,13 +1,15 @@
 """Time the review page's first view on a workspace of 200 cases x 2 arms x 3 runs.
 
     python bench/view_scale.py [--cases 200] [--runs 3] [--events 20] [--repeat 3] [--keep DIR]
+                               [--routing-queries 100] [--routing-runs 3] [--routing-events 40]
 
 Writes the workspace with the tests' generator (two iterations, so each run also shows the previous
-iteration's response; 20 transcript events per run; routing results), then, ``--repeat`` times, starts a
-fresh ``eval-skills view WORKSPACE`` process and times over HTTP: the page (``/``), its script and styles,
-and the first case's fragment, all cold; then the Benchmark and Routing tabs, and warm repeats. It also
-times ``--static`` on the same workspace. Target: the first view (page + assets + first case) answered in
-under one second on a 2-core machine.
+iteration's response; 20 transcript events per run) and routing results of 100 queries x 3 runs, each run's
+transcript 40 tool calls with 2 KB results (about the size of a real agent's). Then, ``--repeat`` times, it
+starts a fresh ``eval-skills view WORKSPACE`` process and times over HTTP: the page (``/``), its script and
+styles, and the first case's fragment, all cold; then the Benchmark and Routing tabs, one routing run's
+transcript, and warm repeats. It also times ``--static`` on the same workspace. Target: the first view (page
++ assets + first case) answered in under one second on a 2-core machine.
 """
 
 from __future__ import annotations
@@ -26,6 +28,42 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from review_data import make_workspace  # noqa: E402
+
+from eval_skills.formats.workspace import (  # noqa: E402
+    FinalEvent,
+    RoutingOverall,
+    RoutingQueryResult,
+    RoutingResults,
+    RoutingRunRecord,
+    ToolCallEvent,
+)
+
+
+def make_big_routing(workspace: Path, queries: int, runs: int, events: int) -> None:
+    """``routing-2/`` (the one the page shows): ``queries`` x ``runs`` runs, ``events`` tool calls each."""
+    folder = workspace / "routing-2"
+    results = []
+    for i in range(1, queries + 1):
+        records = []
+        for k in range(1, runs + 1):
+            path = folder / f"query-{i}" / f"run-{k}" / "transcript.jsonl"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            lines = [ToolCallEvent(id=f"c{e}", name="Bash", input={"command": f"grep -rn invoice src/{e}"},
+                                   result=f"src/{e}/a.py: invoice total line\n" * 60).model_dump_json()
+                     for e in range(events)]
+            lines.append(FinalEvent(text=f"Answer to query {i}, run {k}.").model_dump_json())
+            path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+            records.append(RoutingRunRecord(run=k, status="ok", triggered=k % 2 == 1, duration_s=3.2,
+                                            skills_invoked=["bench-skill"] if k % 2 else [],
+                                            transcript=path.relative_to(folder).as_posix()))
+        triggers = sum(1 for r in records if r.triggered)
+        results.append(RoutingQueryResult(index=i, query=f"Check invoice number {i}", should_trigger=i % 3 != 0,
+                                          runs=runs, triggers=triggers, errors=0, trigger_rate=triggers / runs,
+                                          passed=(triggers / runs >= 0.5) == (i % 3 != 0), run_results=records))
+    overall = RoutingOverall(precision=0.5, recall=0.5, f1=0.5, accuracy=0.5, queries=queries)
+    text = RoutingResults(metadata={"skill_name": "bench-skill", "runs": runs}, queries=results,
+                          metrics=overall).model_dump_json(indent=2)
+    (folder / "routing_results.json").write_text(text, encoding="utf-8")
 
 
 def command() -> list[str]:
@@ -62,7 +100,8 @@ def one_process(workspace: Path, first_case: str) -> dict[str, float]:
             out["case"], out["case_bytes"] = timed(client, f"/api/case/{first_case}")
             out["first_view"] = out["page"] + out["assets"] + out["case"]
             out["benchmark"], out["benchmark_bytes"] = timed(client, "/api/tab/benchmark")
-            out["routing"], _ = timed(client, "/api/tab/routing")
+            out["routing"], out["routing_bytes"] = timed(client, "/api/tab/routing")
+            out["routing_run"], out["routing_run_bytes"] = timed(client, "/api/detail/routing-run/1/1")
             out["page_warm"] = statistics.median(timed(client, "/")[0] for _ in range(5))
             out["case_warm"] = statistics.median(timed(client, f"/api/case/{n}")[0] for n in range(2, 12))
         out["rss_mb"] = peak_rss_mb(proc.pid)
@@ -78,6 +117,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--events", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--routing-queries", type=int, default=100)
+    parser.add_argument("--routing-runs", type=int, default=3)
+    parser.add_argument("--routing-events", type=int, default=40)
     parser.add_argument("--keep", type=Path, default=None, help="write the workspace here and keep it")
     args = parser.parse_args()
 
@@ -88,7 +130,9 @@ def main() -> None:
             start = time.perf_counter()
             make_workspace(workspace, cases=args.cases, runs=args.runs, iterations=2,
                            transcript_events=args.events)
-            print(f"workspace: {args.cases} cases x 2 arms x {args.runs} runs, 2 iterations, "
+            make_big_routing(workspace, args.routing_queries, args.routing_runs, args.routing_events)
+            print(f"workspace: {args.cases} cases x 2 arms x {args.runs} runs, 2 iterations, routing "
+                  f"{args.routing_queries} queries x {args.routing_runs} runs, "
                   f"written in {time.perf_counter() - start:.1f} s")
         results = [one_process(workspace, "1") for _ in range(args.repeat)]
 
@@ -111,6 +155,9 @@ def main() -> None:
         show("benchmark", "GET /api/tab/benchmark (on demand)")
         show("benchmark_bytes", "  its size", "bytes")
         show("routing", "GET /api/tab/routing (on demand)")
+        show("routing_bytes", "  its size", "bytes")
+        show("routing_run", "GET one routing run's transcript (unfolded)")
+        show("routing_run_bytes", "  its size", "bytes")
         show("page_warm", "GET / (warm, median of 5)")
         show("case_warm", "GET /api/case/<n> (warm, median of 10 cases)")
         show("rss_mb", "server peak memory", "MB")

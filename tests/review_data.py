@@ -38,6 +38,7 @@ from eval_skills.formats.workspace import (
     RoutingOverall,
     RoutingQueryResult,
     RoutingResults,
+    RoutingRunRecord,
     RunResult,
     SkillEvent,
     Stat,
@@ -207,16 +208,26 @@ def benchmark(runs: list[BenchmarkRun], arms: tuple[str, ...], keys: list[str], 
 
 def make_routing(root: Path, n: int = 1, hostile: bool = False) -> Path:
     folder = root / f"routing-{n}"
+
+    def record(run: int, triggered: bool | None, error: str | None = None) -> RoutingRunRecord:
+        return RoutingRunRecord(run=run, status="ok" if triggered is not None else "timeout",
+                                triggered=triggered, skills_invoked=["support-triage"] if triggered else [],
+                                error=error, duration_s=1.5)
+
+    error = "timed out after 300 s" + (f" {HOSTILE}" if hostile else "")
     queries = [
         RoutingQueryResult(index=1, query="Triage this refund request", should_trigger=True,
                            invocation_type="explicit", runs=3, triggers=3, errors=0, trigger_rate=1.0,
-                           trigger_rate_ci=(0.4385, 1.0), passed=True),
+                           trigger_rate_ci=(0.4385, 1.0), passed=True,
+                           run_results=[record(k, True) for k in (1, 2, 3)]),
+        # no run_results (an older file): its runs are found as folders
         RoutingQueryResult(index=2, query="Is this support ticket urgent?", should_trigger=True,
                            invocation_type="implicit", runs=3, triggers=1, errors=0, trigger_rate=0.3333,
                            trigger_rate_ci=(0.0615, 0.7923), passed=False, distractors_invoked={"ticket-summary": 2}),
         RoutingQueryResult(index=3, query="Write a haiku about autumn" + (f" {HOSTILE}" if hostile else ""),
                            should_trigger=False, invocation_type="negative", runs=3, triggers=0, errors=1,
-                           trigger_rate=0.0, trigger_rate_ci=(0.0, 0.6576), passed=True),
+                           trigger_rate=0.0, trigger_rate_ci=(0.0, 0.6576), passed=True,
+                           run_results=[record(1, False), record(2, None, error), record(3, False)]),
     ]
     metrics = RoutingOverall(precision=1.0, recall=0.5, f1=0.6667, accuracy=0.6667, tp=1, fp=0, fn=1, tn=1,
                              queries=3,
@@ -226,7 +237,7 @@ def make_routing(root: Path, n: int = 1, hostile: bool = False) -> Path:
                                                            queries=queries, metrics=metrics))
     for i, q in enumerate(queries, 1):
         for k in range(1, q.runs + 1):
-            events = [MessageEvent(role="user", text=q.query)]
+            events: list[Any] = [MessageEvent(role="user", text=q.query)]
             if k <= q.triggers:
                 events.append(SkillEvent(skill="support-triage"))
             events.append(FinalEvent(text=f"Done with query {i}, run {k}."))

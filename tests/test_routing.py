@@ -216,6 +216,32 @@ def test_interrupt_keeps_the_finished_runs(tmp_path):
     assert (outcome.folder / "routing_results.json").is_file()
 
 
+def test_distractors_that_shadow_the_skill(tmp_path):
+    """A distractor whose description looks like the skill's: the agent picks it instead of the skill (a miss),
+    or reads both (a trigger, with the distractor counted too)."""
+    queries = [{"query": "check this invoice", "should_trigger": True},  # the skill alone: TP
+               {"query": "check the invoice and its receipt", "should_trigger": True},  # both: TP, distractor x2
+               {"query": "look over this bill", "should_trigger": True},  # the distractor instead: FN
+               {"query": "a receipt for lunch", "should_trigger": False}]  # the distractor alone: TN
+    skill = write_skill(tmp_path / "invoice-check", "Checks invoices and bills. Use when asked to check one.",
+                        queries)
+    write_skill(tmp_path / "others" / "expense-check", "Checks invoices, bills and receipts for expense claims.")
+    script = {"skill": "invoice-check", "trigger": "invoice",
+              "cases": [{"match": "invoice and", "also": ["expense-check"]},
+                        {"match": "bill|lunch", "also": ["expense-check"], "skill": "none", "trigger": "."}]}
+    outcome = run(load_plan(skill, distractors=[tmp_path / "others"], runs=2), fake_agent(script), tmp_path)
+    q = {r.index: r for r in outcome.results.queries}
+    assert [(q[i].triggers, q[i].trigger_rate, q[i].passed, q[i].distractors_invoked) for i in (1, 2, 3, 4)] == [
+        (2, 1.0, True, {}), (2, 1.0, True, {"expense-check": 2}), (0, 0.0, False, {"expense-check": 2}),
+        (0, 0.0, True, {"expense-check": 2})]
+    assert q[2].run_results[0].skills_invoked == ["expense-check", "invoice-check"]
+    # over the 4 queries: TP 2 (1, 2), FN 1 (3), TN 1 (4): precision 2/2, recall 2/3, F1 4/5, accuracy 3/4
+    m = outcome.results.metrics
+    assert (m.tp, m.fp, m.fn, m.tn) == (2, 0, 1, 1)
+    assert (m.precision, m.recall, m.f1, m.accuracy) == (1.0, 0.6667, 0.8, 0.75)
+    assert "expense-check x2" in (outcome.folder / "routing.md").read_text()
+
+
 def test_distractor_problems_are_input_errors(tmp_path, skills):
     skill, distractor = skills
     # a folder of skills holding the skill under test itself: it is skipped, not a clash
@@ -225,7 +251,12 @@ def test_distractor_problems_are_input_errors(tmp_path, skills):
     assert [d.name for d in plan.distractors] == ["receipt-scan"]
     twin = write_skill(tmp_path / "copy" / "invoice-check", "Another skill of the same name.")
     with pytest.raises(InputError, match="named 'invoice-check' like the skill under test"):
-        load_plan(skill, distractors=[twin])
+        load_plan(skill, distractors=[twin])  # given as a distractor on its own: a clash
+    write_skill(tmp_path / "copy" / "receipt-scan", "Reads scanned receipts.")
+    plan = load_plan(skill, distractors=[tmp_path / "copy"])  # in a folder of skills: a copy of it, skipped
+    assert [d.name for d in plan.distractors] == ["receipt-scan"]
+    assert plan.notes == [f"{twin} is named 'invoice-check' like the skill under test (a copy of it?): not "
+                          "installed as a distractor"]
     with pytest.raises(InputError, match="two distractors are named 'receipt-scan'"):
         load_plan(skill, distractors=[distractor, tmp_path / "others"])
     (tmp_path / "empty").mkdir()

@@ -66,13 +66,21 @@ def test_run_writes_results_and_min_f1_gates(tmp_path, setup):
 def test_bad_input_is_one_line_exit_2_before_any_agent_runs(tmp_path, setup):
     skill, env = setup
     bad = {"empty.json": "[]", "malformed.json": '[{"query": "x", "should_trigger": true,}',
-           "missing.json": '[{"query": "x"}]', "negatives.json": '[{"query": "x", "should_trigger": false}]'}
+           "missing.json": '[{"query": "x"}]', "negatives.json": '[{"query": "x", "should_trigger": false}]',
+           "yes.json": '[{"query": "x", "should_trigger": "yes"}]', "object.json": '{"query": "x"}',
+           "blank.json": '[{"query": "x", "should_trigger": true}, {"query": " \\n ", "should_trigger": true}]'}
     for name, text in bad.items():
         (tmp_path / name).write_text(text)
     runs = {
         "empty": (["--routing", tmp_path / "empty.json"], "empty.json: $: has no queries"),
         "malformed": (["--routing", tmp_path / "malformed.json"], "malformed.json: invalid JSON at line 1"),
         "missing": (["--routing", tmp_path / "missing.json"], "missing.json: $[0].should_trigger: required field"),
+        "yes": (["--routing", tmp_path / "yes.json"], "yes.json: $[0].should_trigger: Input should be a valid boolean"),
+        "not a list": (["--routing", tmp_path / "object.json"], "object.json: $: expected a JSON array"),
+        "blank query": (["--routing", tmp_path / "blank.json"], "blank.json: $[1].query: the query is blank"),
+        "static blank query": (["--static", "--routing", tmp_path / "blank.json"], "$[1].query: the query is blank"),
+        "workspace inside the skill": (["--workspace", skill / "results"], "results: --workspace: is inside the "
+                                       "skill folder"),
         "static bad file": (["--static", "--routing", tmp_path / "missing.json"], "should_trigger: required"),
         "min-f1 without positives": (["--routing", tmp_path / "negatives.json", "--min-f1", "0.5"],
                                      "no query has should_trigger true"),
@@ -99,6 +107,24 @@ def test_bad_input_is_one_line_exit_2_before_any_agent_runs(tmp_path, setup):
         assert out == "", key
     assert not (tmp_path / "runs.jsonl").exists()  # no agent ran
     assert not (tmp_path / "invoice-check-workspace").exists() and not (tmp_path / "s.db").exists()
+    assert not (skill / "results").exists()
+
+
+def test_a_copy_of_the_skill_among_the_distractors_is_skipped(tmp_path, setup):
+    # ~/.agents/skills often holds an installed copy of the very skill under test
+    skill, env = setup
+    user_skills = Path(env["HOME"]) / ".agents" / "skills"
+    write_skill(user_skills / "invoice-check", "The installed copy.")
+    out = cli("--skill-path", skill, "--distractors", user_skills, *AGENT, "--no-store", "--workspace",
+              tmp_path / "ws", "--json", cwd=tmp_path, env=env)
+    assert out.returncode == 0, out.stderr
+    assert (f"warning: {user_skills / 'invoice-check'} is named 'invoice-check' like the skill under test (a copy "
+            "of it?): not installed as a distractor") in out.stderr
+    results = json.loads(out.stdout)
+    assert [d["name"] for d in results["metadata"]["distractors"]] == ["receipt-scan"]
+    runs = [json.loads(line) for line in (tmp_path / "runs.jsonl").read_text().splitlines()]
+    assert {tuple(r["skills_present"]) for r in runs} == {("invoice-check", "receipt-scan")}
+    assert results["queries"][4]["distractors_invoked"] == {"receipt-scan": 1}
 
 
 def test_static_check_runs_no_agent(tmp_path, setup):
@@ -142,10 +168,67 @@ def test_interrupt_keeps_finished_runs(tmp_path, signum, code):
     results = json.loads((tmp_path / "invoice-check-workspace" / "routing-1" / "routing_results.json").read_text())
     finished = results["metadata"]["finished_runs"]
     assert 2 <= finished < 40 and results["metadata"]["interrupted"] is True
+    assert results["metadata"]["in_progress"] is False and results["metadata"]["finished_at"]
     assert f"interrupted: {finished} of 40 runs finished" in err
+    assert "Traceback" not in err and "never retrieved" not in err, err  # the runs cancelled end quietly
     with sqlite3.connect(tmp_path / "s.db") as db:
         assert db.execute("SELECT status FROM routing_tests").fetchone()[0] == "interrupted"
         assert db.execute("SELECT COUNT(*) FROM routing_runs").fetchone()[0] == finished
+
+
+def test_a_test_killed_outright_leaves_the_figures_of_its_finished_runs(tmp_path):
+    queries = [{"query": f"invoice number {i}", "should_trigger": i % 2 == 0} for i in range(30)]
+    skill = write_skill(tmp_path / "invoice-check", "Checks invoices. Use when asked to.", queries)
+    env = {**os.environ, "FAKE_AGENT_JSON": json.dumps({"skill": "invoice-check", "delay": 0.2})}
+    proc = subprocess.Popen(cli_args("--skill-path", skill, *AGENT, "--concurrency", "1", "--no-store"),
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    results_file = tmp_path / "invoice-check-workspace" / "routing-1" / "routing_results.json"
+    deadline, seen = time.time() + 60, None
+    while time.time() < deadline and proc.poll() is None:
+        if results_file.is_file():
+            seen = json.loads(results_file.read_text())  # written atomically: never half a file
+            if seen["metadata"]["finished_runs"] >= 3:
+                break
+        time.sleep(0.05)
+    proc.kill()  # SIGKILL: no chance to write anything more
+    proc.communicate(timeout=30)
+    assert seen is not None and seen["metadata"]["finished_runs"] >= 3
+    results = json.loads(results_file.read_text())
+    meta = results["metadata"]
+    assert meta["in_progress"] is True and meta["finished_at"] is None and meta["interrupted"] is None
+    finished = meta["finished_runs"]
+    assert 3 <= finished < 30 and meta["planned_runs"] == 30
+    recorded = [q for q in results["queries"] if q["runs"]]
+    assert len(recorded) == finished and all(q["run_results"][0]["status"] == "ok" for q in recorded)
+    # each query that finished triggered (the fake uses the skill on every query): TP for even i, FP for odd
+    m = results["metrics"]
+    assert (m["tp"], m["fp"], m["queries"], m["unscored"]) == ((finished + 1) // 2, finished // 2, finished,
+                                                               30 - finished)
+    report = (results_file.parent / "routing.md").read_text()
+    assert f"Runs: {finished} of 30 finished" in report and "**Not finished** when this was written" in report
+
+
+def test_interrupt_while_skills_are_installed_leaves_no_temporary_workspace(tmp_path):
+    # a skill of 1500 files takes long enough to copy that the interrupt lands while several are copied in
+    queries = [{"query": f"invoice number {i}", "should_trigger": True} for i in range(60)]
+    skill = write_skill(tmp_path / "invoice-check", "Checks invoices. Use when asked to.", queries)
+    (skill / "data").mkdir()
+    for i in range(1500):
+        (skill / "data" / f"f{i}.txt").write_text("x" * 100)
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp), "FAKE_AGENT_JSON": json.dumps({"skill": "invoice-check"})}
+    proc = subprocess.Popen(cli_args("--skill-path", skill, *AGENT, "--concurrency", "8", "--no-store"),
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.time() + 30
+    while time.time() < deadline and not any(temp.glob("eval-skills-routing-*/.agents")):
+        time.sleep(0.02)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err, err
+    assert sorted(p.name for p in temp.iterdir() if p.name.startswith("eval-skills-routing-")) == []
 
 
 def test_progress_bar_on_a_terminal(tmp_path):

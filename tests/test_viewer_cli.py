@@ -115,6 +115,36 @@ def test_serves_until_interrupted(workspace):
         assert httpx.get(url).status_code == 200
         proc.send_signal(signal.SIGINT)
         assert proc.wait(10) == 130
-    with view_process(workspace.root) as (url, proc):
+    for signum, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
+        for wait in (False, True):  # at once (the server still starting), and once it serves
+            with view_process(workspace.root) as (url, proc):
+                if wait:
+                    assert httpx.get(url).status_code == 200
+                proc.send_signal(signum)
+                assert proc.wait(10) == code  # an exit code, as every command gives, never a death by signal
+                assert proc.stderr is not None and proc.stderr.read() == "Stopped.\n"  # no warning, no traceback
+
+
+def page_config(url: str) -> dict:
+    found = re.search(r'<script type="application/json" id="review-config">(.*?)</script>', httpx.get(url).text)
+    assert found
+    return json.loads(found.group(1))
+
+
+def test_feedback_outlives_the_server(tmp_path):
+    made = make_workspace(tmp_path / "ws", cases=2, runs=1, iterations=1, routing=False)
+    run_id = made.run_ids[1]
+    with view_process(made.root) as (url, proc):
+        token = page_config(url)["token"]
+        reply = httpx.post(f"{url}api/feedback", json={"run_id": run_id, "feedback": "Misses the deadline."},
+                           headers={"X-Review-Token": token})
+        assert reply.status_code == 200, reply.text
+        assert httpx.post(f"{url}api/status", json={"status": "complete"},
+                          headers={"X-Review-Token": token}).status_code == 200
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(10) == 143  # every command: 128 + SIGTERM, said on stderr
+        assert proc.wait(10) == 143
+    with view_process(made.root) as (url, _):  # a new server, a new token, the same reviews
+        config = page_config(url)
+        assert config["token"] != token
+        assert config["feedback"]["texts"] == {run_id: "Misses the deadline."}
+        assert config["feedback"]["status"] == "complete"

@@ -12,7 +12,7 @@ import pytest
 from review_data import HOSTILE, make_workspace
 from viewer_server import TOKEN, served
 
-from eval_skills.viewer import open_workspace_source
+from eval_skills.viewer import open_workspace_source, render_page
 
 WRITE = {"X-Review-Token": TOKEN, "Content-Type": "application/json"}
 
@@ -235,3 +235,76 @@ def test_a_routing_only_workspace(tmp_path):
         assert "Triage this refund request" in client.get("/api/tab/routing").json()["html"]
         assert client.get("/api/tab/benchmark").status_code == 404
         assert client.post("/api/status", headers=WRITE, json={"status": "complete"}).status_code == 404
+
+
+def test_routing_run_transcripts_load_on_demand_and_stay_in_the_folder(tmp_path):
+    from review_data import make_routing
+
+    folder = make_routing(tmp_path / "ws", hostile=True)
+    secret = tmp_path / "secret.jsonl"
+    secret.write_text(json.dumps({"type": "final", "text": "TOP SECRET"}) + "\n")
+    data = json.loads((folder / "routing_results.json").read_text())
+    # transcript paths from the file are untrusted: these leave the routing folder
+    data["queries"][0]["run_results"][0]["transcript"] = "../../secret.jsonl"
+    data["queries"][0]["run_results"][1]["transcript"] = str(secret)
+    data["queries"][0]["run_results"][2]["transcript"] = "query-1/run-3/transcript.jsonl"
+    data["metadata"].update(in_progress=True, planned_runs=12, finished_runs=9)
+    (folder / "routing_results.json").write_text(json.dumps(data))
+    source = open_workspace_source(tmp_path / "ws")
+    assert source.title == "support-triage"  # from the results, not the folder's name
+    refs = source.detail_refs()
+    assert "routing-run/1/3" in refs and "routing-run/1/1" not in refs and "routing-run/1/2" not in refs
+    with served(source) as url, httpx.Client(base_url=url) as client:
+        tab = client.get("/api/tab/routing").json()["html"]
+        assert "Done with query" not in tab  # no transcript in the tab itself
+        assert "the figures cover the 9 of 12 runs finished then" in tab  # a test still running
+        assert tab.count('data-detail="routing-run/') == 7 and tab.count("no transcript") == 2
+        assert "Done with query 1, run 3." in client.get("/api/detail/routing-run/1/3").json()["html"]
+        hostile = client.get("/api/detail/routing-run/3/1").json()["html"]
+        assert "&lt;script&gt;" in hostile and "<script>" not in hostile
+        for ref in ("routing-run/1/1", "routing-run/1/2", "routing-run/1/9", "routing-run/9/1",
+                    "routing-run/..%2F..%2Fsecret/1", "routing-run/1/1/../../2", "elsewhere/1/1"):
+            response = client.get(f"/api/detail/{ref}")
+            assert response.status_code == 404 and "TOP SECRET" not in response.text, ref
+        static = render_page(source, static=True)
+        assert "TOP SECRET" not in static and "Done with query 1, run 3." in static
+
+
+def test_an_interrupted_iteration(tmp_path):
+    """An iteration stopped part-way: no benchmark.json nor feedback.json, a run never started, a run with a
+    transcript but not graded yet, a case where only one arm started, a case with no run at all."""
+    import shutil
+
+    made = make_workspace(tmp_path / "ws", cases=4, runs=3, iterations=1, routing=False)
+    it = made.iteration
+    (it / "benchmark.json").unlink()
+    (it / "feedback.json").unlink()
+    shutil.rmtree(it / "eval-1" / "without_skill" / "run-3")
+    ungraded = it / "eval-1" / "without_skill" / "run-2"
+    for name in ("grading.json", "timing.json"):
+        (ungraded / name).unlink()
+    shutil.rmtree(ungraded / "outputs")
+    shutil.rmtree(it / "eval-3" / "without_skill")
+    shutil.rmtree(it / "eval-4" / "with_skill")
+    shutil.rmtree(it / "eval-4" / "without_skill")
+    source = open_workspace_source(made.root)
+    assert [c.key for c in source.cases()] == ["1", "2", "3"]  # case 4 has no run
+    with served(source) as url, httpx.Client(base_url=url) as client:
+        case = client.get("/api/case/1").json()["html"]
+        assert case.count('class="badge na ungraded"') == 1 and "No run 3 in this arm." in case
+        bench = client.get("/api/tab/benchmark").json()["html"]
+        assert "benchmark.json is missing" in bench
+        grid = bench[bench.index('id="assertion-grid"'):]
+        first = grid[grid.index("<tbody>"):].split("</tr>")[0]
+        # case 1, first assertion: with skill runs 1-3, then without skill runs 1-3 (run 2 not graded, no run 3)
+        marks = [m.split(">", 1)[1] for m in first.split('<td class="cell ')[1:]]
+        assert [m.split("<", 1)[0] for m in marks] == ["✓", "✓", "✓", "✗", "…", ""]
+        assert "without skill run 2: not graded (yet)" in first
+        # case 2's error run is still an error run
+        assert ">E<" in grid
+        assert client.post("/api/feedback", headers=WRITE,
+                           json={"run_id": "eval-1-without_skill-run-2", "feedback": "no grade yet"}).status_code == 200
+        assert client.post("/api/feedback", headers=WRITE,
+                           json={"run_id": "eval-1-without_skill-run-3", "feedback": "x"}).status_code == 404
+    saved = json.loads((it / "feedback.json").read_text())
+    assert {r["run_id"]: r["feedback"] for r in saved["reviews"]}["eval-1-without_skill-run-2"] == "no grade yet"

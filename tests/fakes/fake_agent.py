@@ -13,6 +13,7 @@ The script is JSON from ``--config``, else the file named by ``FAKE_AGENT_CONFIG
     skills_dir       default ".agents/skills"
     trigger          regex (case-insensitive) on the prompt: the skill is used only when it matches;
                      without one, an installed skill is always used
+    also             ["other-skill", ...]: skills it reads first, each when installed (the trigger applies)
     answer           the response when the skill is not used (default "plain answer to: {prompt}")
     skilled_answer   the response when it is (default: answer). "{prompt}" is replaced in both
     skill_answers    [{"when": text, ...keys above}]: when the skill is used, the first entry whose text appears
@@ -167,10 +168,15 @@ def main() -> int:
         if script.get("pid_file"):
             Path(script["pid_file"]).write_text("".join(f"{pid}\n" for pid in pids))
         time.sleep(600)
-    if used and events:
-        emit({"type": "tool_call", "id": "call_1", "name": "Read", "input": {"file_path": str(skill_md)}})
-        emit({"type": "tool_call", "id": "call_1", "name": "Read", "result": skill_md.read_text()[:200]})
-        emit({"type": "skill", "skill": skill, "detected_by": "reported by the agent", "tool_call_id": "call_1"})
+    matched = trigger is None or re.search(trigger, prompt, re.IGNORECASE) is not None
+    others = [str(name) for name in script.get("also", [])] if matched else []
+    for n, name in enumerate([*others, *([skill] if used else [])], start=1):
+        path = Path(script.get("skills_dir", ".agents/skills")) / name / "SKILL.md"
+        if not events or not path.is_file():
+            continue
+        emit({"type": "tool_call", "id": f"call_{n}", "name": "Read", "input": {"file_path": str(path)}})
+        emit({"type": "tool_call", "id": f"call_{n}", "name": "Read", "result": path.read_text()[:200]})
+        emit({"type": "skill", "skill": name, "detected_by": "reported by the agent", "tool_call_id": f"call_{n}"})
     for name, content in script.get("files", {}).items():
         path = Path(name)
         path.parent.mkdir(parents=True, exist_ok=True)

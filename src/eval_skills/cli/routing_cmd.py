@@ -49,30 +49,35 @@ def _rate(value: float | None) -> str:
 def routing_command(**params: Any) -> None:
     """Run each routing query through an agent with the skill (and the distractors) installed, and measure
     whether it invokes the skill when it should and only then: precision, recall, F1, accuracy."""
-    from ..formats.agentskills import load_routing
     from ..routing import (
         RunSettings,
         check_agent_reports_skills,
         check_min_f1,
+        check_workspace,
         default_workspace,
         load_plan,
+        load_queries,
         routing_file_of,
     )
 
     if params["static"]:
         if params["min_f1"] is not None:
             raise InputError("--min-f1 needs agent runs, and --static runs none", field="--min-f1")
-        _static(params["skill_path"], load_routing(routing_file_of(params["skill_path"], params["routing_file"])),
+        _static(params["skill_path"], load_queries(routing_file_of(params["skill_path"], params["routing_file"])),
                 params["as_json"])
         return
 
     plan = load_plan(params["skill_path"], params["routing_file"], params["distractors"], params["runs"])
     if params["min_f1"] is not None:
         check_min_f1(plan.queries, plan.routing_file)
+    workspace = params["workspace"] or default_workspace(plan)
+    check_workspace(workspace, plan)
     agent = build_agent(params)
     check_agent_reports_skills(agent)
     for warning in plan.skill.warnings:
         click.echo(f"warning: {plan.skill.path}: {warning}", err=True)
+    for note in plan.notes:
+        click.echo(f"warning: {note}", err=True)
     for path in agent.user_level_skills([plan.skill.name, *(d.name for d in plan.distractors)]):
         click.echo(f"warning: {path} is installed at user level too: the agent may see it in every run, "
                    "whatever the workspace holds", err=True)
@@ -83,7 +88,7 @@ def routing_command(**params: Any) -> None:
         store_path = params["store"] or Path(load_config().store)
     settings = RunSettings(concurrency=params["concurrency"], timeout_s=params["timeout"],
                            max_turns=params["max_turns"], model=params["model"])
-    outcome, signum = _run(plan, agent, settings, params["workspace"] or default_workspace(plan), store_path,
+    outcome, signum = _run(plan, agent, settings, workspace, store_path,
                            show_progress=not params["as_json"] and sys.stderr.isatty())
     results = outcome.results
     if params["as_json"]:

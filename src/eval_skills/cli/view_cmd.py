@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
 from . import EXIT_INTERRUPTED
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
+EXIT_TERMINATED = 143
 
 
 def _is_store(path: Path) -> bool:
@@ -104,7 +106,9 @@ def view_command(targets: tuple[Path, ...], iteration: int | None, evaluations: 
             webbrowser.open(url)
 
     try:
-        viewer.serve(source, port=port, ready=ready)
-    except KeyboardInterrupt:
+        signum = viewer.serve(source, port=port, ready=ready)
+    except KeyboardInterrupt:  # Ctrl-C before the server took the signals over
+        signum = signal.SIGINT
+    if signum is not None:
         click.echo("Stopped.", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        sys.exit(EXIT_TERMINATED if signum == signal.SIGTERM else EXIT_INTERRUPTED)

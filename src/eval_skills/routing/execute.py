@@ -14,8 +14,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +27,9 @@ from ..agents import Agent, AgentRequest, AgentResult, AgentStatus
 from ..formats.workspace import routing_run_dir
 from .plan import RoutingPlan, RunItem
 
-__all__ = ["RunOutcome", "RunSettings", "decide", "execute_runs", "run_one"]
+__all__ = ["RunOutcome", "RunSettings", "decide", "execute_runs", "remove_workspace", "run_one"]
+
+REMOVE_ATTEMPTS = 40  # tries at removing a run's workspace, 50 ms apart
 
 
 @dataclass(frozen=True)
@@ -71,12 +75,24 @@ def _write_run(folder: Path, result: AgentResult, extra: dict[str, Any]) -> None
         result.raw_stdout.save(folder / "stdout.txt")
 
 
+def remove_workspace(tmp: str) -> None:
+    """Remove a run's temporary workspace. A run cancelled while its skills were being copied in leaves the
+    copy going on in a worker thread, which may add files while they are removed: try again until the
+    folder is gone (the copy of a skill takes milliseconds)."""
+    for _ in range(REMOVE_ATTEMPTS):
+        shutil.rmtree(tmp, ignore_errors=True)
+        if not os.path.lexists(tmp):
+            return
+        time.sleep(0.05)
+
+
 async def run_one(plan: RoutingPlan, agent: Agent, item: RunItem, settings: RunSettings,
                   routing: Path) -> RunOutcome:
     """Run one query once and record it. Whatever the agent (or its machinery) does becomes an outcome."""
     folder = routing_run_dir(routing, item.query_index, item.run_number)
     relative = (folder / "transcript.jsonl").relative_to(routing).as_posix()
-    tmp = await asyncio.to_thread(tempfile.mkdtemp, prefix="eval-skills-routing-")
+    # one mkdir, on the loop: in a worker thread, a cancellation could leave the folder made and forgotten
+    tmp = tempfile.mkdtemp(prefix="eval-skills-routing-")
     try:
         request = AgentRequest(item.query.query, tmp, plan.skill_folders, timeout=settings.timeout_s,
                                max_turns=settings.max_turns, model=settings.model)
@@ -87,7 +103,7 @@ async def run_one(plan: RoutingPlan, agent: Agent, item: RunItem, settings: RunS
         await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
         return RunOutcome(item, "error", None, error=f"the run failed: {type(exc).__name__}: {exc}")
     finally:  # off the event loop; shielded so an interrupted run's folder goes too
-        await asyncio.shield(asyncio.to_thread(shutil.rmtree, tmp, ignore_errors=True))
+        await asyncio.shield(asyncio.to_thread(remove_workspace, tmp))
     triggered, distractors = decide(result, plan.skill.name, (d.name for d in plan.distractors))
     extra = {"query": item.query.query, "query_index": item.query_index, "run": item.run_number,
              "should_trigger": item.query.should_trigger, "triggered": triggered,
@@ -129,4 +145,6 @@ async def execute_runs(plan: RoutingPlan, agent: Agent, settings: RunSettings, r
         await asyncio.gather(*workers, return_exceptions=True)
     if failed:
         everything.result()  # a fault of the harness itself (the store, a full disk) stops the test
+    if everything.done() and not everything.cancelled():
+        everything.exception()  # retrieved, so asyncio does not print "exception was never retrieved"
     return outcomes, interrupted

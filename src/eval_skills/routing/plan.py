@@ -1,21 +1,21 @@
 """What a routing test runs: the skill, its queries, the distractor skills beside it, and runs per query.
 
 Everything is checked here, before any agent runs: the skill's ``SKILL.md`` (the Agent Skills rules), the
-routing file (a non-empty array, every query with a boolean ``should_trigger``), each distractor's
-``SKILL.md`` and that no two skills share a name.
+routing file (a non-empty array, every query with a non-blank ``query`` and a boolean ``should_trigger``), each
+distractor's ``SKILL.md`` and that no two skills share a name.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
 from ..formats.agentskills import ROUTING_FILE, SKILL_MD, RoutingQuery, SkillDoc, load_routing, load_skill_md
 
-__all__ = ["RoutingPlan", "RunItem", "check_agent_reports_skills", "check_min_f1", "find_distractors", "load_plan",
-           "routing_file_of"]
+__all__ = ["RoutingPlan", "RunItem", "check_agent_reports_skills", "check_min_f1", "check_workspace",
+           "find_distractors", "load_plan", "load_queries", "routing_file_of"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,7 @@ class RoutingPlan:
     routing_file: Path
     distractors: list[SkillDoc]
     runs: int
+    notes: list[str] = field(default_factory=list)  # what the user should know (a distractor skipped, ...)
 
     @property
     def total(self) -> int:
@@ -52,17 +53,20 @@ class RoutingPlan:
                 yield RunItem(index, query, run_number)
 
 
-def find_distractors(folders: Sequence[Path], skill: SkillDoc) -> list[SkillDoc]:
+def find_distractors(folders: Sequence[Path], skill: SkillDoc, notes: list[str] | None = None) -> list[SkillDoc]:
     """The distractor skills: each folder is a skill (it holds ``SKILL.md``) or a folder of skills (every
-    subfolder holding one). The skill under test found among them (the same folder) is skipped; another skill
-    of its name, or two distractors of one name, is an InputError."""
+    subfolder holding one). The skill under test found among them is skipped: its own folder, or, in a folder
+    of skills, another copy of it (such as the copy installed in ``~/.agents/skills``), which is said in
+    ``notes``. A skill folder given on its own that is named like the skill, or two distractors of one name,
+    is an InputError."""
     found: dict[str, SkillDoc] = {}
     own = skill.folder.resolve()
     for folder in folders:
         folder = Path(folder)
         if not folder.is_dir():
             raise InputError("distractor folder not found", file=str(folder), field="--distractors")
-        if (folder / SKILL_MD).is_file():
+        given = (folder / SKILL_MD).is_file()
+        if given:
             candidates = [folder]
         else:
             candidates = sorted(p for p in folder.iterdir() if p.is_dir() and (p / SKILL_MD).is_file())
@@ -73,6 +77,11 @@ def find_distractors(folders: Sequence[Path], skill: SkillDoc) -> list[SkillDoc]
             if candidate.resolve() == own:
                 continue
             doc = load_skill_md(candidate)
+            if doc.name == skill.name and not given:
+                if notes is not None:
+                    notes.append(f"{candidate} is named {doc.name!r} like the skill under test (a copy of it?): "
+                                 "not installed as a distractor")
+                continue
             if doc.name == skill.name:
                 raise InputError(f"a distractor is named {doc.name!r} like the skill under test",
                                  file=str(candidate), field="--distractors",
@@ -100,6 +109,17 @@ def routing_file_of(skill_path: Path, routing_file: Path | None) -> Path:
     return routing
 
 
+def load_queries(path: Path) -> list[RoutingQuery]:
+    """The queries of a routing file (see :func:`~eval_skills.formats.agentskills.load_routing`); a query
+    that is only blanks is an InputError too, since no agent can be asked it."""
+    queries = load_routing(path)
+    for index, query in enumerate(queries):
+        if not query.query.strip():
+            raise InputError("the query is blank", file=str(path), field=f"$[{index}].query",
+                             hint="write the request a user would type")
+    return queries
+
+
 def load_plan(skill_path: Path, routing_file: Path | None = None, distractors: Sequence[Path] = (),
               runs: int = 1) -> RoutingPlan:
     """Load and check everything a routing test needs; the first problem is an InputError."""
@@ -107,8 +127,26 @@ def load_plan(skill_path: Path, routing_file: Path | None = None, distractors: S
         raise InputError(f"runs must be at least 1, not {runs}", field="--runs")
     skill = load_skill_md(Path(skill_path))
     routing = routing_file_of(skill.folder, routing_file)
-    queries = load_routing(routing)
-    return RoutingPlan(skill, queries, routing, find_distractors(distractors, skill), runs)
+    queries = load_queries(routing)
+    notes: list[str] = []
+    found = find_distractors(distractors, skill, notes)
+    return RoutingPlan(skill, queries, routing, found, runs, notes)
+
+
+def check_workspace(workspace: Path, plan: RoutingPlan) -> None:
+    """InputError when ``workspace`` cannot hold the results: a file is in the way, or it is inside a skill
+    that every run installs (each run would get the earlier runs' results, queries and answers with it)."""
+    for parent in (workspace, *workspace.parents):
+        if parent.exists():
+            if not parent.is_dir():
+                raise InputError("is not a folder", file=str(parent), field="--workspace")
+            break
+    where = workspace.resolve()
+    for folder in plan.skill_folders:
+        if where.is_relative_to(folder.resolve()):
+            raise InputError(f"is inside the skill folder {folder}, which every run installs: the agent would "
+                             "see the earlier runs' results", file=str(workspace), field="--workspace",
+                             hint="put the workspace beside the skill (the default)")
 
 
 def check_min_f1(queries: Sequence[RoutingQuery], routing_file: Path) -> None:

@@ -53,7 +53,10 @@ def render_markdown(results: RoutingResults) -> str:
               f"distractor skills: {distractors}.",
               f"Runs: {meta.get('finished_runs', 0)} of {meta.get('planned_runs', 0)} finished, "
               f"{meta.get('error_runs', 0)} errors.", ""]
-    if meta.get("interrupted"):
+    if meta.get("in_progress"):
+        lines += ["**Not finished** when this was written (still running, or stopped without a chance to finish): "
+                  "the figures cover the runs finished by then.", ""]
+    elif meta.get("interrupted"):
         lines += ["**Interrupted**: the figures cover the runs that finished.", ""]
     lines += ["Positive class: should trigger. Prediction: trigger rate at least 0.5. "
               f"Queries counted: {m.queries} (true positives {m.tp}, false positives {m.fp}, "

@@ -1,32 +1,37 @@
 """One routing test end to end: plan -> execute -> aggregate -> store -> files. Prints nothing.
 
-Files go to ``<workspace>/routing-<n>/`` (the next free ``n``): each run's transcript as it finishes, then
-``routing_results.json`` and ``routing.md``, also when the test is interrupted (they then hold what finished).
-Each run is a row of the store as it finishes.
+Files go to ``<workspace>/routing-<n>/`` (the next free ``n``): each run's transcript as it finishes, and
+``routing_results.json`` and ``routing.md`` over the runs finished so far, rewritten (atomically) at most every
+``PROGRESS_EVERY`` seconds with ``metadata.in_progress`` true, then once more at the end, also when the test is
+interrupted (they then hold what finished). A test killed outright still leaves the figures of the runs that
+had finished a moment before. Each run is a row of the store as it finishes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .._atomic import write_atomic
 from .._version import __version__
 from ..agents import Agent
 from ..errors import InputError
 from ..formats.workspace import RoutingResults, next_number, routing_dir
 from .aggregate import build_results
 from .execute import RunOutcome, RunSettings, execute_runs
-from .plan import RoutingPlan
+from .plan import RoutingPlan, check_workspace
 from .report import render_markdown
 
 __all__ = ["RoutingOutcome", "claim_routing_dir", "default_workspace", "run_routing"]
 
 RESULTS_FILE, REPORT_FILE = "routing_results.json", "routing.md"
+PROGRESS_EVERY = 1.0  # seconds between two writes of the results while the test runs
 
 
 @dataclass
@@ -45,15 +50,6 @@ def default_workspace(plan: RoutingPlan) -> Path:
     """``<skill>-workspace`` beside the skill's folder."""
     folder = plan.skill.folder.resolve()
     return folder.parent / f"{folder.name}-workspace"
-
-
-def check_workspace(workspace: Path) -> None:
-    """InputError when ``workspace`` cannot hold the results (a file is in the way)."""
-    for parent in (workspace, *workspace.parents):
-        if parent.exists():
-            if not parent.is_dir():
-                raise InputError("is not a folder", file=str(parent), field="--workspace")
-            return
 
 
 def claim_routing_dir(workspace: Path) -> Path:
@@ -83,8 +79,8 @@ def _metadata(plan: RoutingPlan, agent: Agent, settings: RunSettings) -> dict[st
 
 def _write(folder: Path, results: RoutingResults) -> None:
     text = json.dumps(results.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
-    (folder / RESULTS_FILE).write_text(text, encoding="utf-8")
-    (folder / REPORT_FILE).write_text(render_markdown(results), encoding="utf-8")
+    write_atomic(folder / RESULTS_FILE, text)
+    write_atomic(folder / REPORT_FILE, render_markdown(results))
 
 
 async def run_routing(plan: RoutingPlan, agent: Agent, settings: RunSettings, *, workspace: Path,
@@ -94,11 +90,14 @@ async def run_routing(plan: RoutingPlan, agent: Agent, settings: RunSettings, *,
     from ..store import Store
     from ..store.routing import RoutingRunRow, add_routing_run, begin_routing, finish_routing
 
-    check_workspace(workspace)
+    check_workspace(workspace, plan)
     store = Store.open(store_path) if store_path is not None else None
     folder = claim_routing_dir(workspace)
-    metadata = {**_metadata(plan, agent, settings), "started_at": _now()}
+    metadata = {**_metadata(plan, agent, settings), "started_at": _now(), "finished_at": None,
+                "interrupted": None, "in_progress": True}
     routing_id = None
+    done: list[RunOutcome] = []
+    written = time.monotonic()
     try:
         if store is not None:
             config = {k: metadata[k] for k in ("skill_path", "routing_file", "runs", "concurrency", "timeout_s",
@@ -108,6 +107,11 @@ async def run_routing(plan: RoutingPlan, agent: Agent, settings: RunSettings, *,
             metadata["store_id"] = routing_id
 
         def finished(outcome: RunOutcome) -> None:
+            nonlocal written
+            done.append(outcome)
+            if time.monotonic() - written >= PROGRESS_EVERY:
+                _write(folder, build_results(plan, done, metadata))
+                written = time.monotonic()
             if store is not None and routing_id is not None:
                 q = outcome.item.query
                 add_routing_run(store, routing_id, RoutingRunRow(
@@ -123,7 +127,7 @@ async def run_routing(plan: RoutingPlan, agent: Agent, settings: RunSettings, *,
             if store is not None and routing_id is not None:
                 finish_routing(store, routing_id, status="failed", metrics=None, results_path=None)
             raise
-        metadata.update(finished_at=_now(), interrupted=interrupted)
+        metadata.update(finished_at=_now(), interrupted=interrupted, in_progress=False)
         results = build_results(plan, outcomes, metadata)
         await asyncio.to_thread(_write, folder, results)
         if store is not None and routing_id is not None:

@@ -19,11 +19,12 @@ __all__ = ["Source", "ToolSource", "WorkspaceSource", "from_report_files", "from
            "render_page", "serve", "write_static"]
 
 
-def serve(source: Source, *, port: int = 0, ready: Callable[[str], None] | None = None) -> None:
-    """Serve the page on 127.0.0.1 until interrupted (the web stack is imported only for this)."""
+def serve(source: Source, *, port: int = 0, ready: Callable[[str], None] | None = None) -> int | None:
+    """Serve the page on 127.0.0.1 until SIGINT or SIGTERM, and return that signal's number (the web stack is
+    imported only for this)."""
     from .server import serve as serve_page
 
-    serve_page(source, port=port, ready=ready)
+    return serve_page(source, port=port, ready=ready)
 
 
 def open_workspace_source(path: Path, iteration: int | None = None) -> WorkspaceSource:

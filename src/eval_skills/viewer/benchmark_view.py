@@ -29,7 +29,9 @@ EVIDENCE_LIMIT = 300
 
 
 def runs_from_folders(src: WorkspaceSource, cases: list[CaseRef]) -> list[BenchmarkRun]:
-    """``benchmark.json``-shaped run entries read from each run's grading.json and timing.json."""
+    """``benchmark.json``-shaped run entries read from each run's grading.json and timing.json. A run whose
+    grading or timing names an error is an error run; one with neither an error nor a ``grading.json`` (an
+    interrupted iteration: it stopped before the run was graded) is marked ``graded: false``."""
     runs = []
     for case in cases:
         for ref in case.runs:
@@ -37,14 +39,22 @@ def runs_from_folders(src: WorkspaceSource, cases: list[CaseRef]) -> list[Benchm
             timing, _ = src.read.model(ref.path / "timing.json", Timing)
             result = RunResult(time_seconds=timing.total_duration_seconds if timing else None,
                                tokens=timing.total_tokens if timing else None)
-            if grading is None or grading.error:
+            extra: dict[str, Any] = {}
+            failed = timing is not None and (timing.model_extra or {}).get("error")
+            if (grading is not None and grading.error) or failed:
                 result.errors = 1
+            elif grading is None:
+                extra["graded"] = False
             else:
                 s = grading.summary
                 result.pass_rate, result.passed, result.failed, result.total = s.pass_rate, s.passed, s.failed, s.total
             runs.append(BenchmarkRun(eval_id=case.key, configuration=ref.arm, run_number=ref.number, result=result,
-                                     expectations=grading.expectations if grading else []))
+                                     expectations=grading.expectations if grading else [], **extra))
     return runs
+
+
+def _graded(run: BenchmarkRun) -> bool:
+    return (run.model_extra or {}).get("graded") is not False
 
 
 def _delta(value: Any) -> float | None:
@@ -116,6 +126,9 @@ def _grid(case_ids: list[str], runs: list[BenchmarkRun], arms: list[str]) -> dic
                 if run is None:
                     cells.append({"mark": "", "css": "none", "title": f"{arm_label(arm)} run {n}: no such run"})
                     continue
+                if not _graded(run):
+                    cells.append({"mark": "…", "css": "none", "title": f"{arm_label(arm)} run {n}: not graded (yet)"})
+                    continue
                 if run.result.errors or run.result.pass_rate is None and not run.expectations:
                     cells.append({"mark": "E", "css": "err", "title": f"{arm_label(arm)} run {n}: error run"})
                     continue
@@ -139,8 +152,8 @@ def benchmark_context(src: WorkspaceSource) -> dict[str, Any]:
     arms = sorted({r.configuration for r in runs} | {a for c in cases for a in c.arms}, key=arm_order)
     case_ids = [c.key for c in cases]
     case_ids += sorted({str(r.eval_id) for r in runs} - set(case_ids), key=case_sort_key)
-    errors = {arm: sum(1 for r in runs if r.configuration == arm and (r.result.errors or r.result.pass_rate is None))
-              for arm in arms}
+    errors = {arm: sum(1 for r in runs if r.configuration == arm and _graded(r)
+                       and (r.result.errors or r.result.pass_rate is None)) for arm in arms}
     counts = {arm: sum(1 for r in runs if r.configuration == arm) for arm in arms}
     ab_cases = []
     for case in cases:

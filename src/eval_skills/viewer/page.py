@@ -72,7 +72,8 @@ def render_page(source: Source, *, static: bool, token: str | None = None) -> st
     if static:
         js, css = asset("viewer.js"), asset("viewer.css") + "\n" + asset("highlight.css")
         data = {"cases": {c.key: source.case_html(c.key, static=True) for c in cases},
-                "tabs": {t.name: source.tab_html(t.name, static=True) for t in tabs if t.name != "outputs"}}
+                "tabs": {t.name: source.tab_html(t.name, static=True) for t in tabs if t.name != "outputs"},
+                "details": {ref: source.detail_html(ref, static=True) for ref in source.detail_refs()}}
         context.update(js=Markup(js), css=Markup(css), csp=static_csp(js, css), data_json=script_json(data))
     return str(templates().get_template("page.html.j2").render(**context))
 

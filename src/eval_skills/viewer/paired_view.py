@@ -88,17 +88,28 @@ class WorkspaceSource:
         self.feedback = (FeedbackFile(iteration / FEEDBACK_FILE, self.run_ids) if iteration is not None
                          else None)
         bench = self.benchmark()[0]
-        name = (bench.metadata.get("skill_name") if bench else None) or self.root.name.removesuffix("-workspace")
-        self.title = str(name)
+        name = bench.metadata.get("skill_name") if bench else None
+        if not name and workspace.routing is not None:
+            from .routing_view import routing_results
+
+            routing = routing_results(self)[0]
+            name = routing.metadata.get("skill_name") if routing else None
+        self.title = str(name or self.root.name.removesuffix("-workspace"))
         self.facts: list[tuple[str, str]] = [("workspace", str(self.root))]
         if workspace.iteration is not None:
             self.facts.append(("iteration", f"{workspace.iteration} of {len(workspace.iterations)}"))
+        if workspace.routing is not None:
+            self.facts.append(("routing", f"routing-{workspace.routing} ({len(workspace.routings)} in all)"))
         if bench:
             for key in ("agent", "model", "judge"):
                 if bench.metadata.get(key):
                     self.facts.append((key, str(bench.metadata[key])))
 
     # ---- reading ---------------------------------------------------------------------------------
+
+    def cached(self, path: Path, model: type[BaseModel]) -> tuple[Any, str | None]:
+        """A JSON file of the workspace as ``model``, read again only when it changed."""
+        return self._cache.get(path, model)
 
     def benchmark(self) -> tuple[Benchmark | None, str | None]:
         path = self.ws.iteration_path
@@ -154,6 +165,18 @@ class WorkspaceSource:
 
             return str(templates().get_template("routing.html.j2").render(**routing_context(self)))
         return None
+
+    def detail_html(self, ref: str, *, static: bool) -> str | None:
+        from .routing_view import DETAIL_PREFIX, routing_detail
+
+        if ref.startswith(DETAIL_PREFIX) and self.ws.routing is not None:
+            return routing_detail(self, ref.removeprefix(DETAIL_PREFIX))
+        return None
+
+    def detail_refs(self) -> list[str]:
+        from .routing_view import routing_detail_refs
+
+        return routing_detail_refs(self) if self.ws.routing is not None else []
 
     # ---- one case --------------------------------------------------------------------------------
 

@@ -114,8 +114,8 @@ def warm_up() -> None:
     """Load what the first case needs (parsers, lexers, templates), so the first view pays none of it."""
     markdown_html("# warm\n\n```python\nx = 1\n```\n")
     highlight("{}", language="json")
-    for name in ("page.html.j2", "case.html.j2", "benchmark.html.j2", "routing.html.j2", "tool_case.html.j2",
-                 "tool_benchmark.html.j2"):
+    for name in ("page.html.j2", "case.html.j2", "benchmark.html.j2", "routing.html.j2", "routing_run.html.j2",
+                 "tool_case.html.j2", "tool_benchmark.html.j2"):
         templates().get_template(name)
 
 

@@ -1,9 +1,9 @@
 """The review page served on 127.0.0.1 (Starlette on uvicorn).
 
-Routes: ``/`` the page; ``/assets/<name>`` its script and styles; ``/api/case/<key>`` and ``/api/tab/<name>``
-fragments as JSON (``{"html": ...}``), loaded when shown; ``/api/feedback`` (GET the file, POST
-``{"run_id", "feedback"}``) and ``/api/status`` (POST ``{"status"}``) for the iteration's ``feedback.json``;
-``/files/<path>`` a file below the workspace (images inline, anything else as a download).
+Routes: ``/`` the page; ``/assets/<name>`` its script and styles; ``/api/case/<key>``, ``/api/tab/<name>`` and
+``/api/detail/<ref>`` fragments as JSON (``{"html": ...}``), loaded when shown or unfolded; ``/api/feedback``
+(GET the file, POST ``{"run_id", "feedback"}``) and ``/api/status`` (POST ``{"status"}``) for the iteration's
+``feedback.json``; ``/files/<path>`` a file below the workspace (images inline, anything else as a download).
 
 Defences, since the page shows untrusted text and the server writes files: it listens on 127.0.0.1 only;
 requests whose ``Host`` is not 127.0.0.1 or localhost are refused (no DNS rebinding); every response
@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import json
 import secrets
+import signal
 import socket
 from collections.abc import Callable
+from types import FrameType
 from typing import Any
 from urllib.parse import quote
 
@@ -39,6 +41,7 @@ from .source import Source
 __all__ = ["create_app", "serve"]
 
 HOST = "127.0.0.1"
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 BODY_LIMIT = 1_000_000
 ASSET_TYPES = {"viewer.js": "text/javascript; charset=utf-8", "viewer.css": "text/css; charset=utf-8",
                "highlight.css": "text/css; charset=utf-8"}
@@ -98,6 +101,10 @@ def create_app(source: Source, *, token: str) -> Starlette:
     def tab(request: Request) -> Response:
         html = source.tab_html(request.path_params["name"], static=False)
         return _error(404, "no such view") if html is None else JSONResponse({"html": html})
+
+    def detail(request: Request) -> Response:
+        html = source.detail_html(request.path_params["ref"], static=False)
+        return _error(404, "no such piece") if html is None else JSONResponse({"html": html})
 
     def files(request: Request) -> Response:
         path = source.file(request.path_params["ref"])
@@ -162,7 +169,8 @@ def create_app(source: Source, *, token: str) -> Starlette:
 
     routes = [
         Route("/", index), Route("/assets/{name}", assets), Route("/api/case/{key}", case),
-        Route("/api/tab/{name}", tab), Route("/api/feedback", feedback_get, methods=["GET"]),
+        Route("/api/tab/{name}", tab), Route("/api/detail/{ref:path}", detail),
+        Route("/api/feedback", feedback_get, methods=["GET"]),
         Route("/api/feedback", feedback_post, methods=["POST"]), Route("/api/status", status_post, methods=["POST"]),
         Route("/files/{ref:path}", files),
     ]
@@ -187,20 +195,34 @@ def bind(port: int) -> socket.socket:
     return sock
 
 
-def serve(source: Source, *, port: int = 0, ready: Callable[[str], None] | None = None) -> None:
-    """Serve the page until interrupted; ``ready`` gets its address once it accepts connections."""
+def serve(source: Source, *, port: int = 0, ready: Callable[[str], None] | None = None) -> int | None:
+    """Serve the page until SIGINT or SIGTERM, and return that signal's number (None if it stopped otherwise);
+    ``ready`` gets its address once it accepts connections.
+
+    A signal never raises in the middle of starting: it asks the server to stop, which it does once started
+    (the requests in flight answered), whenever the signal came."""
     import uvicorn
 
     from .render import warm_up
 
     sock = bind(port)
-    warm_up()
     app = create_app(source, token=secrets.token_urlsafe(24))
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", server_header=False)
     server = uvicorn.Server(config)
-    if ready is not None:
-        ready(f"http://{HOST}:{sock.getsockname()[1]}/")
+    stopped: list[int] = []
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        stopped.append(signum)
+        server.should_exit = True
+
+    previous = {signum: signal.signal(signum, stop) for signum in STOP_SIGNALS}
     try:
-        server.run(sockets=[sock])
+        warm_up()
+        if ready is not None and not stopped:
+            ready(f"http://{HOST}:{sock.getsockname()[1]}/")
+        server.run(sockets=[sock])  # it handles the signals itself while it runs, then raises them again
     finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
         sock.close()
+    return stopped[0] if stopped else None

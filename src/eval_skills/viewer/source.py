@@ -1,5 +1,5 @@
 """What the page asks of whatever it shows (a paired-run workspace, tool-skill reports): a list of cases,
-one HTML fragment per case and per tab, and where feedback goes."""
+one HTML fragment per case and per tab, pieces loaded when unfolded, and where feedback goes."""
 
 from __future__ import annotations
 
@@ -50,6 +50,14 @@ class Source(Protocol):
     def tab_html(self, name: str, *, static: bool) -> str | None: ...
 
     def file(self, ref: str) -> Path | None: ...
+
+    def detail_html(self, ref: str, *, static: bool) -> str | None:
+        """A piece loaded when the reader unfolds it (a routing run's transcript); None when there is none."""
+        ...
+
+    def detail_refs(self) -> list[str]:
+        """Every piece :meth:`detail_html` can give (a static page holds them all)."""
+        ...
 
 
 def file_view(entry: FileEntry, *, static: bool) -> dict[str, object]:

@@ -82,6 +82,12 @@ class ToolSource:
         if benchmark is not None:
             self.facts.append(("benchmark", f"{benchmark.id} {benchmark.version}"))
 
+    def detail_html(self, ref: str, *, static: bool) -> str | None:
+        return None
+
+    def detail_refs(self) -> list[str]:
+        return []
+
     def file(self, ref: str) -> Path | None:
         return None
 

@@ -68,6 +68,31 @@
     }
   }
 
+  // ---- pieces loaded when unfolded (a routing run's transcript) -------------------------------------
+
+  async function loadDetail(box) {
+    const ref = box.dataset.detail;
+    const body = box.querySelector(".lazy-body");
+    if (!body || box.dataset.loaded) return;
+    box.dataset.loaded = "loading";
+    body.textContent = "Loading…";
+    try {
+      const html = data ? data.details[ref] : (await getJSON("api/detail/" + ref.split("/").map(encodeURIComponent).join("/"))).html;
+      if (typeof html !== "string") throw new Error("not in this page");
+      body.innerHTML = html;
+      box.dataset.loaded = "yes";
+    } catch (err) {
+      delete box.dataset.loaded;
+      body.textContent = "Could not load this: " + err.message;
+    }
+  }
+
+  // "toggle" does not bubble: listen while it goes down to the element
+  document.addEventListener("toggle", (event) => {
+    const box = event.target;
+    if (box instanceof HTMLDetailsElement && box.open && box.dataset.detail) loadDetail(box);
+  }, true);
+
   // ---- cases ---------------------------------------------------------------------------------------
 
   async function showCase(index) {
@@ -236,11 +261,28 @@
   measure();
   window.addEventListener("resize", measure);
 
+  function caseInAddress() {
+    const found = location.hash.match(/^#case=(.*)$/);
+    if (!found) return -1;
+    try {
+      return cfg.cases.indexOf(decodeURIComponent(found[1]));
+    } catch (err) {
+      return -1; // not a valid escape: no case
+    }
+  }
+
+  // a link to another case opened in this page (the address changed, the page did not reload)
+  window.addEventListener("hashchange", () => {
+    const index = caseInAddress();
+    if (index < 0 || !cfg.tabs.includes("outputs")) return;
+    showTab("outputs");
+    showCase(index);
+  });
+
   if (fb) showStatus(status);
-  const wanted = decodeURIComponent((location.hash.match(/^#case=(.*)$/) || [])[1] || "");
   if (cfg.tabs.includes("outputs")) {
     showTab("outputs");
-    showCase(Math.max(0, cfg.cases.indexOf(wanted)));
+    showCase(Math.max(0, caseInAddress()));
   } else if (cfg.tabs.length) {
     showTab(cfg.tabs[0]);
   }
