@@ -49,10 +49,18 @@ class _Key:
 
 
 def _rate(record: RunRecord) -> float | None:
-    """The run's pass rate: None for an error run, a run not graded yet, or one with nothing graded."""
+    """The run's pass rate, passed / total from the counts (``grading.json``'s ``pass_rate`` is rounded to 4
+    decimals, and a sum of rounded thirds moves a p-value): None for an error run, a run not graded yet, or one
+    with nothing graded."""
     if not record.ok or record.grading is None:
         return None
-    return record.grading.summary.pass_rate
+    summary = record.grading.summary
+    return summary.passed / summary.total if summary.total else None
+
+
+def _r4(value: float) -> float:
+    """Rounded to 4 decimals, without a negative zero (``-0.0`` reads as a loss)."""
+    return round(value, 4) + 0.0
 
 
 def _judge_error(record: RunRecord) -> bool:
@@ -118,7 +126,7 @@ def run_summary(plan: PairedPlan, records: dict[str, RunRecord]) -> dict[str, An
     delta: dict[str, float | None] = {}
     for key in ("pass_rate", "time_seconds", "tokens"):
         mine, theirs = with_skill[key], baseline[key]
-        delta[key] = None if mine is None or theirs is None else round(mine - theirs, 4)
+        delta[key] = None if mine is None or theirs is None else _r4(mine - theirs)
     summary["delta"] = delta
     return summary
 
@@ -160,9 +168,9 @@ def delta_estimate(plan: PairedPlan, records: dict[str, RunRecord]) -> DeltaEsti
     interval = bootstrap_ci(values, seed=plan.seed)
     assert interval is not None
     return DeltaEstimate.model_validate({
-        "estimate": round(_mean(values), 4), "ci_low": interval["lower"], "ci_high": interval["upper"],
+        "estimate": _r4(_mean(values)), "ci_low": _r4(interval["lower"]), "ci_high": _r4(interval["upper"]),
         "confidence": interval["level"], "p_value": sign_flip_test(values, seed=plan.seed), "cases": n,
-        "note": " ".join(notes), "case_deltas": {k: round(v, 4) for k, v in deltas.items()}, "left_out": left_out,
+        "note": " ".join(notes), "case_deltas": {k: _r4(v) for k, v in deltas.items()}, "left_out": left_out,
         "min_p_value": min_two_sided_p(n),
         "method": f"two-sided paired sign-flip permutation test ({'exact' if n <= EXACT_MAX else 'seeded Monte Carlo'}"
                   f"), seeded percentile bootstrap interval"})
