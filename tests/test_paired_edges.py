@@ -83,3 +83,82 @@ def test_pass_rates_in_thirds_give_the_exact_p_value(tmp_path: Path) -> None:
     assert summary["delta"]["pass_rate"] == round(2 / 9 - 3 / 9, 4) == -0.1111
     # the blind A/B (the fake judge counts the words of "alpha beta gamma"): 1 loss, 1 win, 1 loss
     assert (bench["comparison"]["wins"], bench["comparison"]["ties"], bench["comparison"]["losses"]) == (1, 0, 2)
+
+
+def test_error_runs_and_judge_errors_leave_no_grading_json_and_resume_grades_them(tmp_path: Path) -> None:
+    # case 1: checks only, "alpha beta gamma" 3/3 vs "alpha" 1/3; case 2: the baseline's agent crashes;
+    # case 3: one judged assertion and no check, the judge answers prose (twice) the first time
+    skill, script = make_skill(tmp_path, {
+        "one": {"with": "alpha beta gamma", "without": "alpha"},
+        "two": {"with": "alpha beta", "without": "x", "mode": "crash", "stderr": "<b>bad key</b>"},
+        "three": {"with": "alpha", "without": "none", "checks": [], "assertions": ['It says "alpha"']}})
+    common = ["--skill-path", skill, *AGENT, *JUDGE, "--store", tmp_path / "s.db"]
+    judge_log = tmp_path / "judge-log.jsonl"
+    out = paired(*common, cwd=tmp_path, script_file=script, judge_mode="malformed", judge_log=judge_log)
+    assert out.returncode == 0, out.stderr
+    iteration = tmp_path / "tally-workspace" / "iteration-1"
+    graded = sorted(p.parent.relative_to(iteration).as_posix() for p in iteration.rglob("grading.json"))
+    assert graded == ["eval-1/with_skill/run-1", "eval-1/without_skill/run-1", "eval-2/with_skill/run-1"]
+    for path in iteration.rglob("grading.json"):  # what skill-creator's aggregate_benchmark.py reads
+        summary = json.loads(path.read_text())["summary"]
+        assert isinstance(summary["pass_rate"], float) and summary["total"] > 0
+        assert summary["pass_rate"] == round(summary["passed"] / summary["total"], 4)
+    timing = json.loads((iteration / "eval-2" / "without_skill" / "run-1" / "timing.json").read_text())
+    assert timing["status"] == "error" and "exited with code 1" in timing["error"]
+    bench = json.loads((iteration / "benchmark.json").read_text())
+    three = [r for r in bench["runs"] if r["eval_id"] == 3]
+    assert [(r["result"]["ungraded"], r["result"]["pass_rate"]) for r in three] == [(1, None), (1, None)]
+    assert all(r["expectations"][0]["passed"] is None and r["expectations"][0]["evidence"].startswith("judge error")
+               for r in three)
+    summary = bench["run_summary"]
+    assert summary["with_skill"]["pass_rate"] == {"mean": round((1 + 2 / 3) / 2, 4), "stddev": round(
+        (2 * (1 / 6) ** 2) ** 0.5, 4), "min": round(2 / 3, 4), "max": 1.0}  # case 1 and case 2
+    assert summary["without_skill"]["pass_rate"] == {"mean": 0.3333, "stddev": 0.0, "min": 0.3333, "max": 0.3333}
+    assert (summary["without_skill"]["errors"], summary["without_skill"]["judge_errors"]) == (1, 1)
+    d = bench["statistics"]["pass_rate_delta"]
+    assert (d["cases"], d["estimate"], d["left_out"]) == (1, 0.6667, ["2", "3"])
+    assert bench["comparison"] == {"wins": 0, "ties": 0, "losses": 0, "errors": 2, "not_compared": 1, "pairs": 3}
+    agent_calls = (tmp_path / "agent-log.jsonl").read_text().count("\n")
+
+    # --resume with a judge that answers: the two runs of case 3 are graded, the A/B pairs with judge errors
+    # compared; no agent runs again, the error run stays an error run
+    out = paired(*common, "--resume", cwd=tmp_path, script_file=script, judge_log=judge_log)
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "agent-log.jsonl").read_text().count("\n") == agent_calls == 6
+    calls = [json.loads(line) for line in judge_log.read_text().splitlines()]
+    resumed = [c["kind"] for c in calls if c["attempt"] == 1][-4:]
+    assert sorted(resumed) == ["compare", "compare", "grade", "grade"]
+    assert (iteration / "eval-3" / "with_skill" / "run-1" / "grading.json").is_file()
+    assert not (iteration / "eval-2" / "without_skill" / "run-1" / "grading.json").exists()
+    bench = json.loads((iteration / "benchmark.json").read_text())
+    d = bench["statistics"]["pass_rate_delta"]
+    # case 1: +2/3; case 3: 1 - 0 = +1; estimate 5/6; of the 4 sign patterns, 2 reach |5/3|
+    assert (d["cases"], d["estimate"], d["p_value"], d["left_out"]) == (2, 0.8333, 0.5, ["2"])
+    ab = bench["comparison"]
+    assert (ab["wins"], ab["errors"], ab["not_compared"]) == (2, 0, 1)
+
+
+def test_an_iteration_that_measured_nothing_exits_1(tmp_path: Path) -> None:
+    # every agent run fails: the benchmark is written, and says so, but this is no success
+    skill, script = make_skill(tmp_path, {"one": {"with": "a", "without": "b", "mode": "crash", "with_mode": "crash"}})
+    out = paired("--skill-path", skill, *AGENT, "--no-compare", "--no-store", cwd=tmp_path, script_file=script)
+    assert out.returncode == 1, out.stderr
+    line = out.stderr.strip().splitlines()[-1]
+    assert line.startswith("nothing measured: every agent run failed (2 error runs; the first: the agent exited with "
+                           "code 1; stderr: ") and line.endswith("tally-workspace/iteration-1/benchmark.md")
+    bench = json.loads((tmp_path / "tally-workspace" / "iteration-1" / "benchmark.json").read_text())
+    for arm in ("with_skill", "without_skill"):  # no figure, rather than a figure whose mean is null
+        assert [bench["run_summary"][arm][k] for k in ("pass_rate", "time_seconds", "tokens")] == [None] * 3
+    assert bench["verdict"].startswith("Too little data to say: no case has graded runs in both arms")
+    # a judge that never answers well, and only judged assertions: nothing graded either
+    skill, script = make_skill(tmp_path / "b", {"one": {"with": "a", "without": "b", "checks": [],
+                                                        "assertions": ['It says "a"']}})
+    out = paired("--skill-path", skill, *AGENT, *JUDGE, "--no-compare", "--no-store", cwd=tmp_path / "b",
+                 script_file=script, judge_mode="crash")
+    assert out.returncode == 1, out.stderr
+    assert ("nothing measured: no case has a graded run in both arms (0 error runs, 2 runs with judge errors)"
+            in out.stderr)
+    # only blind comparisons (no assertion anywhere) measure something: exit 0
+    skill, script = make_skill(tmp_path / "c", {"one": {"with": "alpha", "without": "b", "checks": []}})
+    out = paired("--skill-path", skill, *AGENT, *JUDGE, "--no-store", cwd=tmp_path / "c", script_file=script)
+    assert out.returncode == 0, out.stderr

@@ -66,8 +66,9 @@ def paired_command(ctx: click.Context, **params: Any) -> None:
     --baseline-skill-path), in a fresh folder per run, graded, compared blind, and summarised with the
     pass-rate delta, its 95% interval and a p-value.
 
-    Exit 0 on success, 1 when --min-delta or --min-delta-ci fails, 2 for bad input, 130 when interrupted
-    (every finished run is kept: finish with --resume).
+    Exit 0 on success, 1 when --min-delta or --min-delta-ci fails or nothing could be measured (every agent run
+    failed, or no case has a graded run in both arms), 2 for bad input, 130 when interrupted (every finished run
+    is kept: finish with --resume).
     """
     from ..config import load_config
     from ..formats._load import load_model
@@ -111,6 +112,9 @@ def paired_command(ctx: click.Context, **params: Any) -> None:
     if outcome.cut_short == "budget":
         _warn(f"--budget-tokens reached: {len(outcome.missing)} runs not started (finish with --resume "
               f"--iteration {outcome.number})")
+    if outcome.unmeasured:
+        click.echo(f"nothing measured: {outcome.unmeasured}; see {outcome.iteration / 'benchmark.md'}", err=True)
+        sys.exit(EXIT_GATE_FAILED)
     _gates(bench, params["min_delta"], params["min_delta_ci"])
 
 

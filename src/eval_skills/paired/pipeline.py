@@ -54,6 +54,25 @@ class PairedOutcome:
     def __repr__(self) -> str:
         return f"<PairedOutcome iteration-{self.number} missing={len(self.missing)} cut_short={self.cut_short}>"
 
+    @property
+    def unmeasured(self) -> str | None:
+        """Why an iteration that ran to its end measured nothing (every agent run failed, or no case has a
+        graded run in both arms although cases have assertions), or None. An empty benchmark is no success."""
+        if self.cut_short is not None:
+            return None
+        runs = self.benchmark.runs
+        errors = [r for r in runs if r.result.errors]
+        if runs and len(errors) == len(runs):
+            first = " ".join(str((errors[0].result.model_extra or {}).get("error") or "no reason given").split())
+            first = first if len(first) <= 200 else first[:199] + "…"
+            return f"every agent run failed ({len(runs)} error runs; the first: {first})"
+        delta = self.benchmark.statistics.pass_rate_delta if self.benchmark.statistics else None
+        if delta is not None and not delta.cases and any(r.expectations for r in runs):
+            judged = sum(1 for r in runs if (r.result.model_extra or {}).get("ungraded"))
+            return (f"no case has a graded run in both arms ({len(errors)} error runs, {judged} runs with judge "
+                    "errors): nothing was measured")
+        return None
+
 
 async def _until(awaitable: Any, *events: asyncio.Event) -> bool:
     """Await ``awaitable`` unless one of ``events`` is set first (then cancel it). True when it finished."""

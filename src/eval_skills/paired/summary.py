@@ -102,8 +102,10 @@ def run_entries(plan: PairedPlan, records: dict[str, RunRecord]) -> list[Benchma
     return entries
 
 
-def _stat(values: list[float]) -> Stat:
-    return Stat(**sample_summary(values))
+def _stat(values: list[float]) -> Stat | None:
+    """``{mean, stddev, min, max}``, or None without values (skill-creator's viewer shows a missing figure
+    as a dash, but fails on a figure whose mean is null)."""
+    return Stat(**sample_summary(values)) if values else None
 
 
 def run_summary(plan: PairedPlan, records: dict[str, RunRecord]) -> dict[str, Any]:
