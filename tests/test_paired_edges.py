@@ -7,11 +7,17 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from fakes import FAKE_AGENT, FAKE_JUDGE
+from markdown_it import MarkdownIt
 from paired_data import paired
 
 SKILL = """---
@@ -89,7 +95,8 @@ def test_error_runs_and_judge_errors_leave_no_grading_json_and_resume_grades_the
     # case 1: checks only, "alpha beta gamma" 3/3 vs "alpha" 1/3; case 2: the baseline's agent crashes;
     # case 3: one judged assertion and no check, the judge answers prose (twice) the first time
     skill, script = make_skill(tmp_path, {
-        "one": {"with": "alpha beta gamma", "without": "alpha"},
+        "one": {"with": "alpha beta gamma", "without": "alpha",
+                "checks": [{**CHECKS[0], "description": "<script>window.x = 1</script> | alpha"}, *CHECKS[1:]]},
         "two": {"with": "alpha beta", "without": "x", "mode": "crash", "stderr": "<b>bad key</b>"},
         "three": {"with": "alpha", "without": "none", "checks": [], "assertions": ['It says "alpha"']}})
     common = ["--skill-path", skill, *AGENT, *JUDGE, "--store", tmp_path / "s.db"]
@@ -117,7 +124,16 @@ def test_error_runs_and_judge_errors_leave_no_grading_json_and_resume_grades_the
     assert (summary["without_skill"]["errors"], summary["without_skill"]["judge_errors"]) == (1, 1)
     d = bench["statistics"]["pass_rate_delta"]
     assert (d["cases"], d["estimate"], d["left_out"]) == (1, 0.6667, ["2", "3"])
-    assert bench["comparison"] == {"wins": 0, "ties": 0, "losses": 0, "errors": 2, "not_compared": 1, "pairs": 3}
+    assert bench["comparison"] == {"wins": 0, "ties": 0, "losses": 0, "errors": 2, "not_compared": 1, "pairs": 3,
+                                   "pending": 0}
+    # benchmark.md: untrusted text (an assertion, an agent's stderr) is shown as text, never as HTML
+    md = (iteration / "benchmark.md").read_text()
+    assert "2 runs with judge errors" in md and "1 case x 1 run per arm" not in md and "3 cases x 1 run per arm" in md
+    html = MarkdownIt("commonmark").render(md)
+    assert "<script" not in html and "<b>" not in html
+    assert "&lt;b&gt;bad key&lt;/b&gt;" in html and "&lt;script&gt;window.x = 1&lt;/script&gt;" in html
+    assert ("0 judge errors, 1 pair with an error run not compared" not in md
+            and "(2 judge errors, 1 pair with an error run not compared)" in md)
     agent_calls = (tmp_path / "agent-log.jsonl").read_text().count("\n")
 
     # --resume with a judge that answers: the two runs of case 3 are graded, the A/B pairs with judge errors
@@ -162,3 +178,35 @@ def test_an_iteration_that_measured_nothing_exits_1(tmp_path: Path) -> None:
     skill, script = make_skill(tmp_path / "c", {"one": {"with": "alpha", "without": "b", "checks": []}})
     out = paired("--skill-path", skill, *AGENT, *JUDGE, "--no-store", cwd=tmp_path / "c", script_file=script)
     assert out.returncode == 0, out.stderr
+
+
+def test_ctrl_c_while_the_judge_compares_says_what_is_left_and_resume_finishes_it(tmp_path: Path) -> None:
+    skill, script = make_skill(tmp_path, {"one": {"with": "alpha beta gamma", "without": "alpha"},
+                                          "two": {"with": "alpha beta", "without": "none"}})
+    common = ["--skill-path", skill, *AGENT, *JUDGE, "--no-store"]
+    env = {**os.environ, "FAKE_AGENT_CONFIG": str(script), "FAKE_JUDGE_DELAY": "60"}
+    proc = subprocess.Popen([sys.executable, "-m", "eval_skills", "paired", *map(str, common)], cwd=tmp_path,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    iteration = tmp_path / "tally-workspace" / "iteration-1"
+    deadline = time.time() + 60
+    while time.time() < deadline and len(list(iteration.rglob("grading.json"))) < 4:
+        time.sleep(0.05)
+    time.sleep(0.5)  # every run is in and graded (checks only); the judge thinks over both comparisons
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted: 0 of 4 runs missing, 2 run pairs not compared; every finished run was kept" in err
+    bench = json.loads((iteration / "benchmark.json").read_text())
+    meta = bench["metadata"]
+    assert (meta["complete"], meta["missing_runs"], meta["pending_comparisons"]) == (
+        False, [], ["eval-1-run-1", "eval-2-run-1"])
+    assert bench["comparison"]["pending"] == 2 and bench["comparison"]["pairs"] == 0
+    assert "Interrupted: 0 runs missing, 2 run pairs not compared (finish with --resume)." in bench["notes"]
+    md = (iteration / "benchmark.md").read_text()
+    assert "2 pairs not compared yet" in md and "Not finished (interrupted):** 0 of 4 runs are missing" in md
+    out = paired(*common, "--resume", cwd=tmp_path, script_file=script)
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "agent-log.jsonl").read_text().count("\n") == 4  # no agent ran again
+    bench = json.loads((iteration / "benchmark.json").read_text())
+    assert bench["metadata"]["complete"] is True and bench["metadata"]["pending_comparisons"] == []
+    assert (bench["comparison"]["wins"], bench["comparison"]["pending"]) == (2, 0)

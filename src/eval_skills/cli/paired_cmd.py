@@ -106,8 +106,13 @@ def paired_command(ctx: click.Context, **params: Any) -> None:
     else:
         _print_summary(outcome, plan)
     if outcome.interrupted:
-        click.echo(f"interrupted: {len(outcome.missing)} of {plan.total} runs missing; every finished run was "
-                   f"kept (finish with --resume --iteration {outcome.number})", err=True)
+        meta = bench.metadata
+        left = [f"{len(outcome.missing)} of {plan.total} runs missing"]
+        left += [f"{len(meta['ungraded_runs'])} not graded"] if meta.get("ungraded_runs") else []
+        pending = meta.get("pending_comparisons")
+        left += [f"{len(pending)} run pairs not compared"] if pending else []
+        click.echo(f"interrupted: {', '.join(left)}; every finished run was kept (finish with --resume "
+                   f"--iteration {outcome.number})", err=True)
         sys.exit(EXIT_TERMINATED if received == signal.SIGTERM else EXIT_INTERRUPTED)
     if outcome.cut_short == "budget":
         _warn(f"--budget-tokens reached: {len(outcome.missing)} runs not started (finish with --resume "
@@ -185,6 +190,8 @@ def _print_summary(outcome: Any, plan: Any) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from ..paired.report import ARM_LABELS, ab_sentence
+
     bench = outcome.benchmark
     console = Console(stderr=False, width=None if sys.stdout.isatty() else 200, highlight=False)
     summary = bench.run_summary
@@ -212,7 +219,7 @@ def _print_summary(outcome: Any, plan: Any) -> None:
     console.print(table)
     if bench.comparison is not None:
         ab = bench.comparison
-        console.print(f"Blind A/B: the skill won {ab.wins}, tied {ab.ties}, lost {ab.losses}.")
+        console.print(ab_sentence(ab, ARM_LABELS.get(plan.baseline, plan.baseline)))
     console.print((bench.model_extra or {}).get("verdict", ""))
     for file in outcome.files:
         console.print(f"wrote {file}")

@@ -36,6 +36,7 @@ from .iteration import (
 from .plan import PairedPlan
 from .record import write_case, write_json
 from .report import build_benchmark, write_feedback, write_reports
+from .summary import pending_pairs, plural
 
 __all__ = ["CONFIG_FILE", "PairedOutcome", "PairedSettings", "Progress", "resolve_iteration", "run_paired"]
 
@@ -176,6 +177,9 @@ async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Ex
 def _benchmark(state: Iteration, number: int, config: dict[str, Any], cut_short: str | None,
                missing: list[str]) -> Benchmark:
     plan, settings, judge = state.plan, state.settings, state.judge
+    comparisons = state.comparisons if settings.compare else {}
+    ungraded = [r.run_id for r in state.records.values() if r.ok and r.grading is None]
+    pending = pending_pairs(plan, state.records, comparisons) if settings.compare else []
     metadata = {
         "skill_name": plan.skill.name, "skill_path": config["skill_path"],
         "baseline_skill_path": config["baseline_skill_path"], "evals_path": config["evals_path"],
@@ -188,21 +192,24 @@ def _benchmark(state: Iteration, number: int, config: dict[str, Any], cut_short:
         "configurations": list(plan.arms), "baseline": plan.baseline, "timeout_seconds": settings.timeout,
         "max_turns": settings.max_turns, "concurrency": settings.concurrency, "compare": settings.compare,
         "budget_tokens": settings.budget_tokens, "tokens_used": sum(r.tokens or 0 for r in state.records.values()),
-        "complete": not missing, "cut_short": cut_short, "missing_runs": missing, "resumed": settings.resume,
+        "complete": not (missing or ungraded or pending), "cut_short": cut_short, "missing_runs": missing,
+        "ungraded_runs": ungraded, "pending_comparisons": pending, "resumed": settings.resume,
         "tool_version": __version__,
     }
     notes = list(plan.warnings) + list(settings.notes)
+    left = [plural(len(missing), "run") + " missing"]
+    left += [plural(len(ungraded), "finished run") + " not graded"] if ungraded else []
+    left += [plural(len(pending), "run pair") + " not compared"] if pending else []
     if cut_short == "budget":
         notes.append(f"Cut short by --budget-tokens {settings.budget_tokens}: no run was started after "
-                     f"{state.spent} tokens; {len(missing)} runs are missing (finish them with --resume).")
+                     f"{state.spent} tokens; {', '.join(left)} (finish with --resume).")
     elif cut_short == "interrupted":
-        notes.append(f"Interrupted: {len(missing)} runs are missing (finish them with --resume).")
-    ungraded = [r.run_id for r in state.records.values() if r.ok and r.grading is None]
-    if ungraded:
-        notes.append(f"{len(ungraded)} finished runs were not graded yet (--resume grades them).")
+        notes.append(f"Interrupted: {', '.join(left)} (finish with --resume).")
+    elif ungraded or pending:
+        notes.append(f"{', '.join(left[1:])} yet (--resume finishes them).")
     judge_errors = [r.run_id for r in state.records.values()
                     if r.ok and r.grading is not None and any(e.passed is None for e in r.grading.expectations)]
     if judge_errors:
-        notes.append(f"{len(judge_errors)} runs have judge errors: those assertions count neither as passes nor "
-                     "as failures (--resume asks the judge again).")
-    return build_benchmark(plan, state.records, state.comparisons if settings.compare else {}, metadata, notes)
+        notes.append(f"{plural(len(judge_errors), 'run')} with judge errors: those assertions count neither as "
+                     "passes nor as failures (--resume asks the judge again).")
+    return build_benchmark(plan, state.records, comparisons, metadata, notes, pending=len(pending))

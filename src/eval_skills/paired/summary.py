@@ -36,8 +36,8 @@ from ..stats.estimators import EXACT_MAX
 from .plan import WITHOUT_SKILL, Case, PairedPlan
 from .record import RunRecord
 
-__all__ = ["MIN_CASES_FOR_P", "ab_summary", "delta_estimate", "non_discriminating", "pass_at_k", "run_entries",
-           "run_summary", "verdict_sentence"]
+__all__ = ["MIN_CASES_FOR_P", "ab_summary", "delta_estimate", "non_discriminating", "pass_at_k", "pending_pairs",
+           "plural", "run_entries", "run_summary", "verdict_sentence"]
 
 MIN_CASES_FOR_P = 6  # below this, no sign-flip p-value can be under 0.05
 
@@ -56,6 +56,11 @@ def _rate(record: RunRecord) -> float | None:
         return None
     summary = record.grading.summary
     return summary.passed / summary.total if summary.total else None
+
+
+def plural(count: int, word: str) -> str:
+    """``1 case``, ``2 cases``."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def _r4(value: float) -> float:
@@ -159,11 +164,11 @@ def delta_estimate(plan: PairedPlan, records: dict[str, RunRecord]) -> DeltaEsti
     n = len(values)
     notes = []
     if 0 < n < MIN_CASES_FOR_P:
-        notes.append(f"With {n} case{'s' if n != 1 else ''} no p-value below 0.05 is possible (the smallest is "
+        notes.append(f"With {plural(n, 'case')} no p-value below 0.05 is possible (the smallest is "
                      f"{min_two_sided_p(n):.4g}): add cases before reading the p-value.")
     if left_out:
-        notes.append(f"{len(left_out)} case{'s' if len(left_out) != 1 else ''} left out, without a graded run "
-                     f"in one arm: {', '.join(left_out)}.")
+        notes.append(f"{plural(len(left_out), 'case')} left out, without graded runs in both arms: "
+                     f"{', '.join(left_out)}.")
     if n == 0:
         return DeltaEstimate.model_validate({"cases": 0, "case_deltas": {}, "left_out": left_out,
                                              "note": " ".join(notes or ["No case has graded runs in both arms."])})
@@ -254,12 +259,20 @@ def non_discriminating(plan: PairedPlan, records: dict[str, RunRecord]) -> list[
     return found
 
 
-def ab_summary(plan: PairedPlan, comparisons: dict[str, dict[int, Comparison]]) -> ABSummary:
-    """The unblinded verdicts as the skill's wins, ties and losses; judge errors and pairs with an error run
-    counted apart."""
+def pending_pairs(plan: PairedPlan, records: dict[str, RunRecord],
+                  comparisons: dict[str, dict[int, Comparison]]) -> list[str]:
+    """The run pairs whose two runs are in but that were not compared yet (an interrupted judge)."""
+    found = {(r.case_key, r.number, r.arm) for r in records.values()}
+    return [f"eval-{case.key}-run-{n}" for n in range(1, plan.runs + 1) for case in plan.cases
+            if all((case.key, n, arm) in found for arm in plan.arms) and n not in comparisons.get(case.key, {})]
+
+
+def ab_summary(plan: PairedPlan, comparisons: dict[str, dict[int, Comparison]], pending: int = 0) -> ABSummary:
+    """The unblinded verdicts as the skill's wins, ties and losses; judge errors, pairs with an error run and
+    pairs not compared yet (``pending``) counted apart."""
     with_arm, base_arm = plan.arms
     every = [c for by_number in comparisons.values() for c in by_number.values()]
-    return ABSummary.model_validate({
+    return ABSummary.model_validate({"pending": pending,
         "wins": sum(c.winner_arm == with_arm for c in every), "ties": sum(c.winner == "TIE" for c in every),
         "losses": sum(c.winner_arm == base_arm for c in every),
         "errors": sum(c.winner is None and "not_compared" not in (c.model_extra or {}) for c in every),
@@ -275,7 +288,7 @@ def verdict_sentence(delta: DeltaEstimate, baseline: str) -> str:
     assert delta.ci_low is not None and delta.ci_high is not None
     p = "n/a" if delta.p_value is None else f"{delta.p_value:.3g}"
     stated = (f"{delta.estimate:+.2f} (95% interval {delta.ci_low:+.2f} to {delta.ci_high:+.2f}, p = {p}, "
-              f"{n} case{'s' if n != 1 else ''})")
+              f"{plural(n, 'case')})")
     if n < MIN_CASES_FOR_P:
         return (f"Too little data to say: the pass-rate delta against {against} is {stated}, and with fewer "
                 f"than {MIN_CASES_FOR_P} cases no p-value can fall below 0.05.")
