@@ -210,3 +210,24 @@ def test_ctrl_c_while_the_judge_compares_says_what_is_left_and_resume_finishes_i
     bench = json.loads((iteration / "benchmark.json").read_text())
     assert bench["metadata"]["complete"] is True and bench["metadata"]["pending_comparisons"] == []
     assert (bench["comparison"]["wins"], bench["comparison"]["pending"]) == (2, 0)
+
+
+def test_a_huge_response_is_cut_for_the_judge_and_checked_whole(tmp_path: Path) -> None:
+    huge = "x" * 300_000 + " THE-END"
+    skill, script = make_skill(tmp_path, {"one": {"with": huge, "without": "short", "expected": "xxxx THE-END",
+                                                  "checks": [{"type": "contains", "value": "THE-END"}],
+                                                  "assertions": ['It ends with "THE-END"']}})
+    judge_log = tmp_path / "judge-log.jsonl"
+    out = paired("--skill-path", skill, *AGENT, *JUDGE, "--no-store", "--json", cwd=tmp_path, script_file=script,
+                 judge_log=judge_log)
+    assert out.returncode == 0, out.stderr
+    calls = {c["kind"]: c["response_chars"] for c in map(json.loads, judge_log.read_text().splitlines())
+             if c["response_chars"] != len("short")}
+    shown = 75_000 + 25_000 + len(f"\n\n... [{len(huge) - 100_000} characters not shown] ...\n\n")
+    assert calls["grade"] == shown and sorted(calls["compare"]) == [5, shown]
+    bench = json.loads(out.stdout)
+    run = next(r for r in bench["runs"] if r["configuration"] == "with_skill")
+    assert [e["passed"] for e in run["expectations"]] == [True, True]  # the judge saw the end; the check all of it
+    response = tmp_path / "tally-workspace" / "iteration-1" / "eval-1" / "with_skill" / "run-1" / "outputs"
+    assert (response / "response.md").read_text() == huge
+    assert bench["comparison"]["wins"] == 1
