@@ -5,6 +5,7 @@ by hand in the comments."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import os
@@ -231,3 +232,33 @@ def test_a_huge_response_is_cut_for_the_judge_and_checked_whole(tmp_path: Path) 
     response = tmp_path / "tally-workspace" / "iteration-1" / "eval-1" / "with_skill" / "run-1" / "outputs"
     assert (response / "response.md").read_text() == huge
     assert bench["comparison"]["wins"] == 1
+
+
+def test_selftune_key_equals_value_reads_as_selftune_reads_it(tmp_path: Path) -> None:
+    from eval_skills.paired import load_plan
+    from eval_skills.paired.grading import grade_run
+    from eval_skills.paired.record import RunRecord
+
+    checks = [{"type": "json_path", "value": v} for v in ("count=3", "ok=true", "version=2.0", "bump=minor")]
+    skill, _ = make_skill(tmp_path, {"one": {"with": "", "without": "", "checks": checks}})
+    case = load_plan(skill).cases[0]
+
+    def grade(answer: str) -> list[tuple[bool | None, str]]:
+        record = RunRecord(run_id="r", case_key="1", arm="with_skill", number=1, status="ok", error=None,
+                           response=answer, transcript=[], outputs={}, duration_s=1.0, tokens=1,
+                           token_measurement="measured", tool_calls=0)
+        grading, judgement = asyncio.run(grade_run(case, record, None))
+        assert judgement is None
+        return [(e.passed, e.evidence) for e in grading.expectations]
+
+    # SelfTune compares String(value) with the text after "=", and finds the object anywhere in the answer
+    as_text = grade('Done. {"count": "3", "ok": "true", "version": "2.0", "bump": "minor"} Bye.')
+    assert [p for p, _ in as_text] == [True] * 4
+    assert as_text[0][1] == 'count is "3" in the JSON object at line 1'
+    as_json = grade('Result:\n```\n{"count": 3, "ok": true, "version": 2.0, "bump": "minor"}\n```')
+    assert [p for p, _ in as_json] == [True] * 4
+    fenced = grade('x {"note": 1}\n```json\n{"count": 3.0, "ok": false, "version": "2", "bump": "Minor"}\n```')
+    assert [p for p, _ in fenced] == [True, False, False, False]  # the ```json block wins over other objects
+    assert fenced[1][1] == "ok is false in the ```json block at line 2, column 1, not 'true'"
+    assert grade("no JSON here")[0] == (False, "no JSON object in the answer")
+    assert grade('{"other": 1}')[3] == (False, "no key 'bump' in the answer")

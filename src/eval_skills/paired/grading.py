@@ -22,6 +22,7 @@ from ..judges import ArmOutput, CompareRequest, GradeRequest, Judge, Judgement
 from ..scoring.assertions import CheckResult, run_check
 from .plan import Case, ab_order
 from .record import RunRecord
+from .selftune import run_key_value
 
 __all__ = ["CHECK_DEADLINE", "RESPONSE_LIMIT", "compare_runs", "grade_run", "judge_info", "response_for_judge",
            "summarize"]
@@ -94,6 +95,9 @@ async def _checks(case: Case, record: RunRecord) -> list[Expectation]:
     def run_all() -> None:
         for item in case.checks:
             try:
+                if item.key_value is not None:
+                    results.append(run_key_value(item.key_value, text))
+                    continue
                 result: CheckResult = run_check(item.check, text, calls)
                 results.append((result.passed, result.evidence))
             except Exception as exc:  # an untrusted response must never crash grading
