@@ -220,7 +220,7 @@ def test_a_huge_response_is_cut_for_the_judge_and_checked_whole(tmp_path: Path) 
                                                   "assertions": ['It ends with "THE-END"']}})
     judge_log = tmp_path / "judge-log.jsonl"
     out = paired("--skill-path", skill, *AGENT, *JUDGE, "--no-store", "--json", cwd=tmp_path, script_file=script,
-                 judge_log=judge_log)
+                 judge_log=judge_log, env={"FAKE_JUDGE_LOG_SIZES": "1"})
     assert out.returncode == 0, out.stderr
     calls = {c["kind"]: c["response_chars"] for c in map(json.loads, judge_log.read_text().splitlines())
              if c["response_chars"] != len("short")}
@@ -262,3 +262,22 @@ def test_selftune_key_equals_value_reads_as_selftune_reads_it(tmp_path: Path) ->
     assert fenced[1][1] == "ok is false in the ```json block at line 2, column 1, not 'true'"
     assert grade("no JSON here")[0] == (False, "no JSON object in the answer")
     assert grade('{"other": 1}')[3] == (False, "no key 'bump' in the answer")
+
+
+def test_a_fixture_named_like_the_skills_folder_is_bad_input(tmp_path: Path) -> None:
+    skill, script = make_skill(tmp_path, {"one": {"with": "alpha", "without": "beta"}})
+    (skill / "evals" / "files").mkdir()
+    (skill / "evals" / "files" / ".agents").write_text("a file where the agent's skills folder goes")
+    evals = json.loads((skill / "evals" / "evals.json").read_text())
+    evals["evals"][0]["files"] = ["evals/files/.agents"]
+    (skill / "evals" / "evals.json").write_text(json.dumps(evals))
+    out = paired("--skill-path", skill, *AGENT, "--no-compare", "--no-store", cwd=tmp_path, script_file=script)
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.strip() == (
+        f"error: {skill / 'evals' / 'evals.json'}: $.evals[0].files[0]: the fixture file '.agents' has the name of "
+        "the folder the agent finds skills in (.agents/skills): the skill could not be installed (rename the "
+        "fixture file)")
+    assert not (tmp_path / "tally-workspace").exists() and not (tmp_path / "agent-log.jsonl").exists()
+    out = paired("--skill-path", skill, *AGENT, "--skills-subdir", ".claude/skills", "--no-compare", "--no-store",
+                 cwd=tmp_path, script_file=script)
+    assert out.returncode == 0, out.stderr  # another agent's folder: no clash

@@ -103,6 +103,8 @@ async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Ex
     if judge is None and (plan.needs_judge or settings.compare):
         raise InputError("plain-language assertions and the blind A/B need a judge", field="--judge",
                          hint="give --judge-cmd or --judge, or --no-compare with only selftune_assertions")
+    if settings.agent.get("skills_subdir"):
+        plan.check_fixture_names(str(settings.agent["skills_subdir"]))
     for skill_folder in filter(None, (plan.skill_path, plan.baseline_path)):
         if settings.workspace.resolve().is_relative_to(skill_folder.resolve()):
             raise InputError("is inside the skill folder (its runs would become part of the skill)",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from ..errors import InputError
 from ..formats.agentskills import (
@@ -98,6 +98,18 @@ class PairedPlan:
     @property
     def needs_judge(self) -> bool:
         return any(case.assertions for case in self.cases)
+
+    def check_fixture_names(self, skills_subdir: str) -> None:
+        """InputError when a fixture file, copied to the run's root by name, would take the place of the
+        folder the agent finds its skills in (``.agents`` for ``.agents/skills``)."""
+        parts = PurePosixPath(skills_subdir).parts
+        for i, case in enumerate(self.cases):
+            for j, name in enumerate(case.case.files):
+                if parts and Path(name).name == parts[0]:
+                    raise InputError(f"the fixture file {Path(name).name!r} has the name of the folder the agent "
+                                     f"finds skills in ({skills_subdir}): the skill could not be installed",
+                                     file=str(self.evals_path), field=f"$.evals[{i}].files[{j}]",
+                                     hint="rename the fixture file")
 
     def order(self) -> Iterator[PlannedRun]:
         """Run 1 of every case (both arms, adjacent, in a seeded order), then run 2, and so on."""
