@@ -137,6 +137,13 @@ def test_error_runs_and_judge_errors_leave_no_grading_json_and_resume_grades_the
             and "(2 judge errors, 1 pair with an error run not compared)" in md)
     agent_calls = (tmp_path / "agent-log.jsonl").read_text().count("\n")
 
+    # another judge model would mix two judges' grades in one benchmark
+    out = paired(*common, "--resume", "--judge-model", "judge-2", cwd=tmp_path, script_file=script)
+    assert out.returncode == 2
+    assert out.stderr.strip().endswith("paired_config.json: judge: cannot resume: the judge was command (default "
+                                       "model), prompts external/external, now command model judge-2, prompts "
+                                       "external/external (resume with the same judge and judge model, or start a "
+                                       "new iteration)")
     # --resume with a judge that answers: the two runs of case 3 are graded, the A/B pairs with judge errors
     # compared; no agent runs again, the error run stays an error run
     out = paired(*common, "--resume", cwd=tmp_path, script_file=script, judge_log=judge_log)

@@ -111,9 +111,11 @@ async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Ex
                              file=str(settings.workspace), field="--workspace",
                              hint="put the workspace beside the skill, as the default does")
     number, folder = resolve_iteration(settings.workspace, settings.iteration, settings.resume)
-    config = iteration_config(plan, settings)
+    config = iteration_config(plan, settings, judge)
     if settings.resume:
-        config["started_at"] = check_resume(folder, config).get("started_at", config["started_at"])
+        saved = check_resume(folder, config)
+        config["started_at"] = saved.get("started_at", config["started_at"])
+        config["judge"] = config["judge"] or saved.get("judge")  # the judge of the verdicts so far
     stop = stop or asyncio.Event()
     store = Store.open(store_path) if store_path is not None else None  # a broken store fails before any run
     try:
