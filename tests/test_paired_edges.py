@@ -17,9 +17,12 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fakes import FAKE_AGENT, FAKE_JUDGE
 from markdown_it import MarkdownIt
 from paired_data import paired
+
+from eval_skills.errors import InputError
 
 SKILL = """---
 name: tally
@@ -245,6 +248,7 @@ def test_selftune_key_equals_value_reads_as_selftune_reads_it(tmp_path: Path) ->
     from eval_skills.paired import load_plan
     from eval_skills.paired.grading import grade_run
     from eval_skills.paired.record import RunRecord
+    from eval_skills.paired.selftune import selftune_check
 
     checks = [{"type": "json_path", "value": v} for v in ("count=3", "ok=true", "version=2.0", "bump=minor")]
     skill, _ = make_skill(tmp_path, {"one": {"with": "", "without": "", "checks": checks}})
@@ -268,6 +272,8 @@ def test_selftune_key_equals_value_reads_as_selftune_reads_it(tmp_path: Path) ->
     assert [p for p, _ in fenced] == [True, False, False, False]  # the ```json block wins over other objects
     assert fenced[1][1] == "ok is false in the ```json block at line 2, column 1, not 'true'"
     assert grade("no JSON here")[0] == (False, "no JSON object in the answer")
+    with pytest.raises(InputError, match="f: x: json_path '=x' has no key before '='"):
+        selftune_check({"type": "json_path", "value": "=x"}, file="f", field="x")
     assert grade('{"other": 1}')[3] == (False, "no key 'bump' in the answer")
 
 

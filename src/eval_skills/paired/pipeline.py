@@ -70,8 +70,7 @@ class PairedOutcome:
         delta = self.benchmark.statistics.pass_rate_delta if self.benchmark.statistics else None
         if delta is not None and not delta.cases and any(r.expectations for r in runs):
             judged = sum(1 for r in runs if (r.result.model_extra or {}).get("ungraded"))
-            return (f"no case has a graded run in both arms ({len(errors)} error runs, {judged} runs with judge "
-                    "errors): nothing was measured")
+            return f"no case has a graded run in both arms ({len(errors)} error runs, {judged} runs with judge errors)"
         return None
 
 

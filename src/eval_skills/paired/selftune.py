@@ -62,6 +62,9 @@ def selftune_check(spec: Any, *, file: str, field: str) -> DeterministicCheck:
             and not explicit_expected:
         key, _, expected = value.partition("=")
         key = key.strip()
+        if not key:
+            raise InputError(f"json_path {value!r} has no key before '='", file=file, field=field,
+                             hint='write "key=expected", or a JSONPath starting with $')
         key_value = KeyValue(key, expected)
         spec["value"] = f"$.{key}" if _PLAIN_KEY.fullmatch(key) else f"$[{json.dumps(key)}]"
         try:
