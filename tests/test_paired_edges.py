@@ -10,6 +10,7 @@ import itertools
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -79,8 +80,12 @@ def test_pass_rates_in_thirds_give_the_exact_p_value(tmp_path: Path) -> None:
     skill, script = make_skill(tmp_path, {"one": {"with": "none", "without": "alpha"},
                                           "two": {"with": "alpha", "without": "none"},
                                           "three": {"with": "alpha", "without": "alpha beta"}})
-    out = paired("--skill-path", skill, *AGENT, *JUDGE, "--no-store", "--json", cwd=tmp_path, script_file=script)
+    (tmp_path / "eval-skills.config.yaml").write_text("store: ./results.db\n")  # the config's store is used
+    out = paired("--skill-path", skill, *AGENT, *JUDGE, "--json", cwd=tmp_path, script_file=script)
     assert out.returncode == 0, out.stderr
+    with sqlite3.connect(tmp_path / "results.db") as db:
+        assert db.execute("SELECT COUNT(*) FROM paired_runs").fetchone() == (6,)
+    assert not (tmp_path / "eval-skills.db").exists()
     bench = json.loads(out.stdout)
     d = bench["statistics"]["pass_rate_delta"]
     third = Fraction(1, 3)

@@ -54,8 +54,8 @@ def _warn(text: str) -> None:
               help="Exit 1 when the pass-rate delta (with_skill minus baseline) is below this.")
 @click.option("--min-delta-ci", type=float, default=None,
               help="Exit 1 when the lower bound of the delta's 95% interval is below this.")
-@click.option("--store", type=click.Path(path_type=Path), default=Path("./eval-skills.db"), show_default=True,
-              help="SQLite file recording every run and verdict.")
+@click.option("--store", type=click.Path(path_type=Path), default=None,
+              help="SQLite file recording every run and verdict [default: the config's store, else ./eval-skills.db].")
 @click.option("--no-store", is_flag=True, help="Do not record the runs in a store.")
 @click.option("-c", "--config", "config_path", type=click.Path(path_type=Path), default=None,
               help="Config file (its llm settings choose the judge) [default: ./eval-skills.config.yaml].")
@@ -98,7 +98,7 @@ def paired_command(ctx: click.Context, **params: Any) -> None:
         agent={"agent": agent.name, "skills_subdir": agent.skills_subdir, "baseline_clean": not user_level},
         notes=tuple(notes))
     executor = LocalExecutor(agent, concurrency=params["concurrency"])
-    store_path = None if params["no_store"] else params["store"]
+    store_path = None if params["no_store"] else params["store"] or Path(config.store)
     outcome, received = _run(plan, settings, executor, judge, store_path, show_progress=not params["as_json"])
     bench = outcome.benchmark
     if params["as_json"]:
