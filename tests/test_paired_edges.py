@@ -36,7 +36,8 @@ Answer with every word the request needs.
 CHECKS = [{"type": "contains", "value": w} for w in ("alpha", "beta", "gamma")]
 
 
-def make_skill(root: Path, cases: dict[str, dict[str, Any]], *, version: str = "new") -> tuple[Path, Path]:
+def make_skill(root: Path, cases: dict[str, dict[str, Any]], *, version: str = "new",
+               usage: bool = True) -> tuple[Path, Path]:
     """A skill ``tally`` whose case ``word`` (ids 1, 2, ... in order) has the prompt "Handle the <word> task",
     the case's ``checks`` (default CHECKS), ``assertions`` and ``expected``; and the fake agent's script:
     ``without`` is its answer without the skill, ``with`` with it, and ``mode`` / ``with_mode`` make it
@@ -55,8 +56,9 @@ def make_skill(root: Path, cases: dict[str, dict[str, Any]], *, version: str = "
                              "stderr": case.get("stderr", ""), "skill_answers": [with_skill]})
     (skill / "evals" / "evals.json").write_text(json.dumps({"skill_name": "tally", "evals": evals}))
     script = root / "agent.json"
-    script.write_text(json.dumps({"skill": "tally", "usage": {"input_tokens": 10, "output_tokens": 5},
-                                  "log": str(root / "agent-log.jsonl"), "cases": script_cases}))
+    usage_event = {"usage": {"input_tokens": 10, "output_tokens": 5}} if usage else {}  # else tokens estimated
+    script.write_text(json.dumps({"skill": "tally", **usage_event, "log": str(root / "agent-log.jsonl"),
+                                  "cases": script_cases}))
     return skill, script
 
 
@@ -190,10 +192,18 @@ def test_an_iteration_that_measured_nothing_exits_1(tmp_path: Path) -> None:
     assert out.returncode == 1, out.stderr
     assert ("nothing measured: no case has a graded run in both arms (0 error runs, 2 runs with judge errors)"
             in out.stderr)
-    # only blind comparisons (no assertion anywhere) measure something: exit 0
-    skill, script = make_skill(tmp_path / "c", {"one": {"with": "alpha", "without": "b", "checks": []}})
+    # only blind comparisons (no assertion anywhere) measure something: exit 0. The agent reports no usage: its
+    # tokens are estimates, and every report says so
+    skill, script = make_skill(tmp_path / "c", {"one": {"with": "alpha", "without": "b", "checks": []}}, usage=False)
     out = paired("--skill-path", skill, *AGENT, *JUDGE, "--no-store", cwd=tmp_path / "c", script_file=script)
     assert out.returncode == 0, out.stderr
+    assert "≈" in next(line for line in out.stdout.splitlines() if "with_skill" in line)
+    iteration = tmp_path / "c" / "tally-workspace" / "iteration-1"
+    bench = json.loads((iteration / "benchmark.json").read_text())
+    assert [bench["run_summary"][arm]["tokens_estimated"] for arm in ("with_skill", "without_skill")] == [1, 1]
+    assert ("The tokens of 2 of 2 finished runs are estimates (the agent reported no usage: about 4 characters a "
+            "token), not measurements: compare them with care.") in bench["notes"]
+    assert "| tokens (≈ estimated) |" in (iteration / "benchmark.md").read_text()
 
 
 def test_ctrl_c_while_the_judge_compares_says_what_is_left_and_resume_finishes_it(tmp_path: Path) -> None:

@@ -206,9 +206,9 @@ def _print_summary(outcome: Any, plan: Any) -> None:
 
     for arm in plan.arms:
         s = summary[arm]
-        table.add_row(arm, stat(s.get("pass_rate"), ".2f"), stat(s.get("time_seconds"), ".1f"),
-                      stat(s.get("tokens"), ".0f"), str(s.get("runs")), str(s.get("errors")),
-                      str(s.get("judge_errors")))
+        tokens = ("≈" if s.get("tokens_estimated") else "") + stat(s.get("tokens"), ".0f")
+        table.add_row(arm, stat(s.get("pass_rate"), ".2f"), stat(s.get("time_seconds"), ".1f"), tokens,
+                      str(s.get("runs")), str(s.get("errors")), str(s.get("judge_errors")))
     delta = summary.get("delta") or {}
 
     def signed(value: Any, spec: str) -> str:

@@ -83,8 +83,9 @@ def render_markdown(bench: Benchmark, plan: PairedPlan) -> str:
     summary = bench.run_summary
     delta = summary.get("delta") or {}
     lines += ["", "## Run summary", "", f"| metric | {labels[0]} | {labels[1]} | delta |", "|---|---|---|---|"]
+    estimated = any(summary[a].get("tokens_estimated") for a in plan.arms)
     for key, label, spec in (("pass_rate", "pass rate", ".2f"), ("time_seconds", "time (s)", ".1f"),
-                             ("tokens", "tokens", ".0f")):
+                             ("tokens", "tokens (≈ estimated)" if estimated else "tokens", ".0f")):
         lines.append(f"| {label} | {_stat(summary[with_arm].get(key), spec)} | "
                      f"{_stat(summary[base_arm].get(key), spec)} | {_num(delta.get(key), '+' + spec)} |")
     counts = [summary[a] for a in plan.arms]

@@ -114,8 +114,9 @@ def _stat(values: list[float]) -> Stat | None:
 
 
 def run_summary(plan: PairedPlan, records: dict[str, RunRecord]) -> dict[str, Any]:
-    """``run_summary``: per arm the pooled statistics and counts, and ``delta`` (with_skill minus baseline, from
-    the unrounded means, then rounded to 4 decimals)."""
+    """``run_summary``: per arm the pooled statistics and counts (``tokens_estimated``: the runs whose tokens
+    are an estimate, the agent having reported none), and ``delta`` (with_skill minus baseline, from the
+    unrounded means, then rounded to 4 decimals)."""
     summary: dict[str, Any] = {}
     means: dict[str, dict[str, float | None]] = {}
     for arm in plan.arms:
@@ -124,9 +125,11 @@ def run_summary(plan: PairedPlan, records: dict[str, RunRecord]) -> dict[str, An
         values = {"pass_rate": [rate for r in ok if (rate := _rate(r)) is not None],
                   "time_seconds": [r.duration_s for r in ok],
                   "tokens": [float(r.tokens) for r in ok if r.tokens is not None]}
+        estimated = sum(r.tokens is not None and r.token_measurement != "measured" for r in ok)
         arm_summary = ArmSummary.model_validate({
             **{key: _stat(v) for key, v in values.items()}, "runs": len(runs), "graded": len(values["pass_rate"]),
-            "errors": len(runs) - len(ok), "judge_errors": sum(_judge_error(r) for r in ok)})
+            "errors": len(runs) - len(ok), "judge_errors": sum(_judge_error(r) for r in ok),
+            "tokens_estimated": estimated})
         summary[arm] = arm_summary.model_dump(mode="json")
         means[arm] = {key: _mean(v) if v else None for key, v in values.items()}
     with_skill, baseline = means[plan.arms[0]], means[plan.arms[1]]
