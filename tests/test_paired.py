@@ -83,8 +83,10 @@ def test_old_skill_baseline_end_to_end(tmp_path: Path) -> None:
     errors = [r for r in bench.runs if r.result.errors]
     assert [(str(r.eval_id), r.configuration) for r in errors] == [("7", "old_skill")] * 2
     assert all(r.result.pass_rate is None and r.result.failed == 0 for r in errors)
-    broken = Grading.model_validate_json((iteration / "eval-7" / "old_skill" / "run-1" / "grading.json").read_text())
-    assert broken.expectations == [] and "exited with code 3" in broken.error and broken.summary.failed == 0
+    broken = iteration / "eval-7" / "old_skill" / "run-1"
+    assert not (broken / "grading.json").exists()  # an error run is not graded: skill-creator's tools skip it
+    timing = json.loads((broken / "timing.json").read_text())
+    assert timing["status"] == "error" and "exited with code 3" in timing["error"]
 
     # pass@k and pass^k with k = 2, a run passing when all its expectations pass
     pk = bench.statistics.pass_at_k

@@ -162,7 +162,7 @@ def test_budget_stops_starting_runs_and_resume_finishes(tmp_path: Path) -> None:
     assert (meta["complete"], meta["cut_short"], meta["tokens_used"]) == (False, "budget", 45)
     assert len(meta["missing_runs"]) == 5 and len(bench["runs"]) == 3 and len(lines(tmp_path / "agent-log.jsonl")) == 3
     assert any(note.startswith("Cut short by --budget-tokens 40") for note in bench["notes"])
-    assert "Cut short (budget)" in (iteration / "benchmark.md").read_text()
+    assert "Not finished (budget):** 5 of 8 runs are missing" in (iteration / "benchmark.md").read_text()
     reviews = json.loads((iteration / "feedback.json").read_text())["reviews"]
     assert reviews[0] == {"run_id": "eval-1-with_skill-run-1", "feedback": "too terse",
                           "timestamp": "2025-01-01T00:00:00Z"}

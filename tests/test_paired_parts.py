@@ -246,8 +246,8 @@ def test_local_executor_folders_outputs_and_limits(tmp_path: Path) -> None:
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "agent-skills" / "release-notes"
 GOOD_ANSWERS = {
     "1": "## 3.0.0 - 2025-05-14\n\n### Breaking changes\n- The v1 order endpoints are removed: call `/v2/orders`. "
-         "(#412)\n\n### Added\n- Orders can be exported as CSV. (#398)\n\n### Changed\n- Updated dependencies "
-         "(#401, #407).\n\n### Fixed\n- Totals above 1,000 keep their cents. (#405)\n\n"
+         "(#412)\n\n### Added\n- Orders can be exported as CSV. (#398)\n\n### Changed\n- Updated dependencies. "
+         "(#401, #407)\n\n### Fixed\n- Totals above 1,000 keep their cents. (#405)\n\n"
          '```json\n{"previous_version": "2.3.1", "next_version": "3.0.0", "bump": "major"}\n```',
     "2": "## 1.4.3 - 2025-05-14\n\n### Fixed\n- Product search matches accented letters. (#233)\n- The cart survives "
          "a session that expires during payment. (#229)\n- Prices in CHF show the right symbol. (#227)\n\n"
@@ -256,7 +256,7 @@ GOOD_ANSWERS = {
          "(GHSA-4f3q-9x2v-qq7m). (#91)\n\n### Added\n- Admins get a weekly summary e-mail. (#85)\n\n"
          '```json\n{"previous_version": "0.9.0", "next_version": "0.10.0", "bump": "minor"}\n```',
     "4": "## 5.3.0 - 2025-05-14\n\n### Added\n- `deploy --dry-run` shows what would happen. (#481)\n- Logs of remote "
-         "builds stream in real time. (#472)\n\n### Changed\n- Updated dependencies (#479, #476).\n\n### Fixed\n"
+         "builds stream in real time. (#472)\n\n### Changed\n- Updated dependencies. (#479, #476)\n\n### Fixed\n"
          "- Uploads that fail with HTTP 503 are retried. (#477)\n- The progress bar fits narrow terminals. (#470)\n\n"
          '```json\n{"previous_version": "5.2.0", "next_version": "5.3.0", "bump": "minor"}\n```',
 }
@@ -274,6 +274,8 @@ def test_the_example_skill_loads_and_a_good_answer_passes_its_checks() -> None:
         assert all(r.passed for r in results), (case.key, [r.evidence for r in results])
         bad = answer.replace('"bump": "', '"bump": "x').replace("## ", "# ").replace("(#", "(PR ")
         assert not all(run_check(item.check, bad, []).passed for item in case.checks), case.key
+    reverted = GOOD_ANSWERS["3"].replace("### Added", "### Removed\n- Dark mode was reverted. (#88)\n\n### Added")
+    assert not all(run_check(item.check, reverted, []).passed for item in plan.cases[2].checks)
     routing = load_routing(EXAMPLE / "evals" / "routing.json")
     assert {q.should_trigger for q in routing} == {True, False}
 

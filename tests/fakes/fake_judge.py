@@ -12,8 +12,10 @@ Rules:
 ``malformed-once`` (prose on the first attempt, a good reply when asked again: it reads
 ``EVAL_SKILLS_JUDGE_ATTEMPT``), ``missing`` (one expectation too few), ``wrong`` (a reply of the wrong shape),
 ``fenced`` (the good reply inside a ```json block with text around it), ``crash`` (exit 1 with a message on
-stderr), ``hang`` (sleeps for ever). ``FAKE_JUDGE_LOG`` names a file to which each call appends one JSON
-line: the request's kind, the attempt and the model (``EVAL_SKILLS_JUDGE_MODEL``).
+stderr), ``hang`` (sleeps for ever). ``FAKE_JUDGE_DELAY`` (seconds) makes it think that long before
+answering. ``FAKE_JUDGE_LOG`` names a file to which each call appends one JSON line: the request's kind, the
+attempt and the model (``EVAL_SKILLS_JUDGE_MODEL``); with ``FAKE_JUDGE_LOG_SIZES`` set, also the length of
+each response it was shown (``response_chars``: one number for a grade, ``[A, B]`` for a compare).
 """
 
 from __future__ import annotations
@@ -68,8 +70,13 @@ def main() -> int:
     attempt = int(os.environ.get("EVAL_SKILLS_JUDGE_ATTEMPT", "1"))
     if os.environ.get("FAKE_JUDGE_LOG"):
         with open(os.environ["FAKE_JUDGE_LOG"], "a") as log:
-            log.write(json.dumps({"kind": request["kind"], "attempt": attempt,
-                                  "model": os.environ.get("EVAL_SKILLS_JUDGE_MODEL")}) + "\n")
+            line = {"kind": request["kind"], "attempt": attempt, "model": os.environ.get("EVAL_SKILLS_JUDGE_MODEL")}
+            if os.environ.get("FAKE_JUDGE_LOG_SIZES"):
+                line["response_chars"] = (len(request["response"]) if "response" in request else
+                                          [len(request[arm]["response"]) for arm in ("A", "B")] if "A" in request
+                                          else None)
+            log.write(json.dumps(line) + "\n")
+    time.sleep(float(os.environ.get("FAKE_JUDGE_DELAY") or 0))
     if mode == "crash":
         print("the fake judge crashed on purpose", file=sys.stderr)
         return 1

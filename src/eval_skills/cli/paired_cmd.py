@@ -54,8 +54,8 @@ def _warn(text: str) -> None:
               help="Exit 1 when the pass-rate delta (with_skill minus baseline) is below this.")
 @click.option("--min-delta-ci", type=float, default=None,
               help="Exit 1 when the lower bound of the delta's 95% interval is below this.")
-@click.option("--store", type=click.Path(path_type=Path), default=Path("./eval-skills.db"), show_default=True,
-              help="SQLite file recording every run and verdict.")
+@click.option("--store", type=click.Path(path_type=Path), default=None,
+              help="SQLite file recording every run and verdict [default: the config's store, else ./eval-skills.db].")
 @click.option("--no-store", is_flag=True, help="Do not record the runs in a store.")
 @click.option("-c", "--config", "config_path", type=click.Path(path_type=Path), default=None,
               help="Config file (its llm settings choose the judge) [default: ./eval-skills.config.yaml].")
@@ -66,8 +66,9 @@ def paired_command(ctx: click.Context, **params: Any) -> None:
     --baseline-skill-path), in a fresh folder per run, graded, compared blind, and summarised with the
     pass-rate delta, its 95% interval and a p-value.
 
-    Exit 0 on success, 1 when --min-delta or --min-delta-ci fails, 2 for bad input, 130 when interrupted
-    (every finished run is kept: finish with --resume).
+    Exit 0 on success, 1 when --min-delta or --min-delta-ci fails or nothing could be measured (every agent run
+    failed, or no case has a graded run in both arms), 2 for bad input, 130 when interrupted (every finished run
+    is kept: finish with --resume).
     """
     from ..config import load_config
     from ..formats._load import load_model
@@ -97,7 +98,7 @@ def paired_command(ctx: click.Context, **params: Any) -> None:
         agent={"agent": agent.name, "skills_subdir": agent.skills_subdir, "baseline_clean": not user_level},
         notes=tuple(notes))
     executor = LocalExecutor(agent, concurrency=params["concurrency"])
-    store_path = None if params["no_store"] else params["store"]
+    store_path = None if params["no_store"] else params["store"] or Path(config.store)
     outcome, received = _run(plan, settings, executor, judge, store_path, show_progress=not params["as_json"])
     bench = outcome.benchmark
     if params["as_json"]:
@@ -105,12 +106,20 @@ def paired_command(ctx: click.Context, **params: Any) -> None:
     else:
         _print_summary(outcome, plan)
     if outcome.interrupted:
-        click.echo(f"interrupted: {len(outcome.missing)} of {plan.total} runs missing; every finished run was "
-                   f"kept (finish with --resume --iteration {outcome.number})", err=True)
+        meta = bench.metadata
+        left = [f"{len(outcome.missing)} of {plan.total} runs missing"]
+        left += [f"{len(meta['ungraded_runs'])} not graded"] if meta.get("ungraded_runs") else []
+        pending = meta.get("pending_comparisons")
+        left += [f"{len(pending)} run pairs not compared"] if pending else []
+        click.echo(f"interrupted: {', '.join(left)}; every finished run was kept (finish with --resume "
+                   f"--iteration {outcome.number})", err=True)
         sys.exit(EXIT_TERMINATED if received == signal.SIGTERM else EXIT_INTERRUPTED)
     if outcome.cut_short == "budget":
         _warn(f"--budget-tokens reached: {len(outcome.missing)} runs not started (finish with --resume "
               f"--iteration {outcome.number})")
+    if outcome.unmeasured:
+        click.echo(f"nothing measured: {outcome.unmeasured}; see {outcome.iteration / 'benchmark.md'}", err=True)
+        sys.exit(EXIT_GATE_FAILED)
     _gates(bench, params["min_delta"], params["min_delta_ci"])
 
 
@@ -181,6 +190,8 @@ def _print_summary(outcome: Any, plan: Any) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from ..paired.report import ARM_LABELS, ab_sentence
+
     bench = outcome.benchmark
     console = Console(stderr=False, width=None if sys.stdout.isatty() else 200, highlight=False)
     summary = bench.run_summary
@@ -195,9 +206,9 @@ def _print_summary(outcome: Any, plan: Any) -> None:
 
     for arm in plan.arms:
         s = summary[arm]
-        table.add_row(arm, stat(s.get("pass_rate"), ".2f"), stat(s.get("time_seconds"), ".1f"),
-                      stat(s.get("tokens"), ".0f"), str(s.get("runs")), str(s.get("errors")),
-                      str(s.get("judge_errors")))
+        tokens = ("≈" if s.get("tokens_estimated") else "") + stat(s.get("tokens"), ".0f")
+        table.add_row(arm, stat(s.get("pass_rate"), ".2f"), stat(s.get("time_seconds"), ".1f"), tokens,
+                      str(s.get("runs")), str(s.get("errors")), str(s.get("judge_errors")))
     delta = summary.get("delta") or {}
 
     def signed(value: Any, spec: str) -> str:
@@ -208,7 +219,7 @@ def _print_summary(outcome: Any, plan: Any) -> None:
     console.print(table)
     if bench.comparison is not None:
         ab = bench.comparison
-        console.print(f"Blind A/B: the skill won {ab.wins}, tied {ab.ties}, lost {ab.losses}.")
+        console.print(ab_sentence(ab, ARM_LABELS.get(plan.baseline, plan.baseline)))
     console.print((bench.model_extra or {}).get("verdict", ""))
     for file in outcome.files:
         console.print(f"wrote {file}")

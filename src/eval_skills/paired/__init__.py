@@ -5,6 +5,7 @@ under the same conditions, every run graded, and the difference estimated with a
 The modules read top-down, in the order the data flows:
 
 - :mod:`.plan`: the skill, its cases and the baseline loaded and checked; the interleaved order of the runs;
+  :mod:`.selftune`: ``selftune_assertions`` as checks, read as SelfTune reads them;
 - :mod:`.executor`: the executor interface (a run spec in, a run output out, in the order they finish);
   :mod:`.local` runs them on this machine, each in a fresh folder with the case's files at its root;
 - :mod:`.record`: each run's files (``outputs/``, ``transcript.jsonl``, ``timing.json``, ``grading.json``),

@@ -2,10 +2,11 @@
 
 - :func:`grade_run`: one expectation per assertion, in ``grading.json`` order. The plain-language assertions
   go to the judge in one request (the prompt, the expected output, the response, the transcript and the output
-  files), with its evidence; the ``selftune_assertions`` run in the assertion engine (``tool_called`` and
-  ``tool_not_called`` against the transcript's tool-call events, never a text search). A run whose agent failed
-  or timed out is an *error run*: no expectations, ``error`` set, never a failure. A judge error leaves its
-  assertions ungraded (``passed: null``): counted apart, never a failure.
+  files, each cut to a size a judge can read), with its evidence; the ``selftune_assertions`` run in the
+  assertion engine on the whole response (``tool_called`` and ``tool_not_called`` against the transcript's
+  tool-call events, never a text search). A run whose agent failed or timed out is an *error run*: no
+  expectations, ``error`` set, never a failure. A judge error leaves its assertions ungraded
+  (``passed: null``): counted apart, never a failure.
 - :func:`compare_runs`: the judge sees the two arms' responses and files as A and B, in an order drawn from the
   seed; the verdict is unblinded into ``winner_arm``.
 """
@@ -21,12 +22,15 @@ from ..judges import ArmOutput, CompareRequest, GradeRequest, Judge, Judgement
 from ..scoring.assertions import CheckResult, run_check
 from .plan import Case, ab_order
 from .record import RunRecord
+from .selftune import run_key_value
 
-__all__ = ["CHECK_DEADLINE", "compare_runs", "grade_run", "judge_info", "summarize"]
+__all__ = ["CHECK_DEADLINE", "RESPONSE_LIMIT", "compare_runs", "grade_run", "judge_info", "response_for_judge",
+           "summarize"]
 
 CHECK_DEADLINE = 10.0  # seconds the deterministic checks of one run may take (a regex on a huge response)
 TRANSCRIPT_VALUE_LIMIT = 4000  # characters of one transcript field shown to the judge
 TRANSCRIPT_EVENTS = 200  # transcript events shown to the judge: the first quarter and the rest from the end
+RESPONSE_LIMIT = 100_000  # characters of a response shown to the judge: the first 3/4 and the last 1/4
 ENGINE = "assertion engine"
 
 
@@ -69,6 +73,16 @@ def _for_judge(transcript: list[Any]) -> list[Any]:
     return [type(event).model_validate(_clip(event.model_dump(mode="json"))) for event in events]
 
 
+def response_for_judge(text: str | None) -> str:
+    """The response as the judge sees it: whole up to RESPONSE_LIMIT characters, else its beginning and its
+    end with a note of what is left out (the checks always see all of it)."""
+    text = text or ""
+    if len(text) <= RESPONSE_LIMIT:
+        return text
+    head, tail = RESPONSE_LIMIT * 3 // 4, RESPONSE_LIMIT // 4
+    return f"{text[:head]}\n\n... [{len(text) - head - tail} characters not shown] ...\n\n{text[-tail:]}"
+
+
 async def _checks(case: Case, record: RunRecord) -> list[Expectation]:
     """The case's deterministic checks on the response, in a thread (a regex on untrusted text must not hold
     the event loop) with a deadline: a check that has not finished by then is not graded."""
@@ -81,6 +95,9 @@ async def _checks(case: Case, record: RunRecord) -> list[Expectation]:
     def run_all() -> None:
         for item in case.checks:
             try:
+                if item.key_value is not None:
+                    results.append(run_key_value(item.key_value, text))
+                    continue
                 result: CheckResult = run_check(item.check, text, calls)
                 results.append((result.passed, result.evidence))
             except Exception as exc:  # an untrusted response must never crash grading
@@ -110,7 +127,8 @@ async def grade_run(case: Case, record: RunRecord, judge: Judge | None) -> tuple
         if judge is None:
             raise ValueError("plain-language assertions need a judge")
         request = GradeRequest(prompt=case.case.prompt, expected_output=case.case.expected_output,
-                               response=record.response or "", transcript=_for_judge(record.transcript),
+                               response=response_for_judge(record.response),
+                               transcript=_for_judge(record.transcript),
                                outputs=record.outputs, assertions=case.assertions)
         judgement = await judge.judge(request)
         info = judge_info(judgement)
@@ -133,8 +151,10 @@ async def compare_runs(case: Case, number: int, runs: dict[str, RunRecord], arms
         return Comparison.model_validate({"run_number": number, "order": order, "winner": None, "winner_arm": None,
                                           "not_compared": f"error run in {', '.join(failed)}"}), None
     request = CompareRequest(prompt=case.case.prompt, expected_output=case.case.expected_output,
-                             A=ArmOutput(response=runs[order["A"]].response or "", outputs=runs[order["A"]].outputs),
-                             B=ArmOutput(response=runs[order["B"]].response or "", outputs=runs[order["B"]].outputs))
+                             A=ArmOutput(response=response_for_judge(runs[order["A"]].response),
+                                         outputs=runs[order["A"]].outputs),
+                             B=ArmOutput(response=response_for_judge(runs[order["B"]].response),
+                                         outputs=runs[order["B"]].outputs))
     judgement = await judge.judge(request)
     verdict = judgement.verdict
     winner = getattr(verdict, "winner", None) if verdict is not None else None

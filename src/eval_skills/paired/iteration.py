@@ -3,7 +3,8 @@
 - :func:`resolve_iteration` picks the iteration's number and folder (the next free one, or the one to resume)
   and refuses a folder that already holds runs;
 - :func:`iteration_config` is what ``paired_config.json`` records at the start (digests of the skill, the
-  baseline and the evals with their fixture files, the arms, runs, seed, agent and model); a resume must match;
+  baseline and the evals with their fixture files, the arms, runs, seed, agent, model and judge); a resume must
+  match;
 - :class:`Iteration` holds the finished runs and comparisons and the background tasks that record, grade and
   compare each run as it comes in, writing each file and store row as soon as it has it.
 """
@@ -90,7 +91,15 @@ def _digest(*parts: bytes) -> str:
     return digest.hexdigest()
 
 
-def iteration_config(plan: PairedPlan, settings: PairedSettings) -> dict[str, Any]:
+def judge_identity(judge: Judge | None) -> dict[str, Any] | None:
+    """What decides a verdict besides the request: a resumed iteration must be judged by the same."""
+    if judge is None:
+        return None
+    return {"backend": judge.backend, "model": judge.model, "grade_prompt": judge.prompt_version("grade"),
+            "compare_prompt": judge.prompt_version("compare")}
+
+
+def iteration_config(plan: PairedPlan, settings: PairedSettings, judge: Judge | None = None) -> dict[str, Any]:
     evals = plan.evals_path.read_bytes()
     fixtures = [data for case in plan.cases for _, data in sorted(case.files.items())]
     baseline = plan.bundles[plan.baseline]
@@ -100,7 +109,8 @@ def iteration_config(plan: PairedPlan, settings: PairedSettings) -> dict[str, An
             "baseline_digest": baseline[0].digest if baseline else None,
             "evals_path": str(plan.evals_path.resolve()), "evals_digest": _digest(evals, *fixtures),
             "arms": list(plan.arms), "runs": plan.runs, "seed": plan.seed, "cases": [c.key for c in plan.cases],
-            "agent": settings.agent.get("agent"), "model": settings.model, "timeout": settings.timeout,
+            "agent": settings.agent.get("agent"), "model": settings.model, "judge": judge_identity(judge),
+            "timeout": settings.timeout,
             "max_turns": settings.max_turns, "started_at": now()}
 
 
@@ -116,7 +126,17 @@ def check_resume(folder: Path, config: dict[str, Any]) -> dict[str, Any]:
             raise InputError(f"cannot resume: {what} since the iteration started", file=str(folder / CONFIG_FILE),
                              field=key, hint="resume with the same skill, evals and settings, or start a new "
                                              "iteration")
+    before, now_ = saved.get("judge"), config.get("judge")
+    if before and now_ and before != now_:  # grades of two judges in one benchmark are not comparable
+        raise InputError(f"cannot resume: the judge was {_judge_text(before)}, now {_judge_text(now_)}",
+                         file=str(folder / CONFIG_FILE), field="judge",
+                         hint="resume with the same judge and judge model, or start a new iteration")
     return saved
+
+
+def _judge_text(judge: dict[str, Any]) -> str:
+    model = f" model {judge.get('model')}" if judge.get("model") else " (default model)"
+    return f"{judge.get('backend')}{model}, prompts {judge.get('grade_prompt')}/{judge.get('compare_prompt')}"
 
 
 class Iteration:

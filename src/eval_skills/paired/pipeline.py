@@ -36,6 +36,7 @@ from .iteration import (
 from .plan import PairedPlan
 from .record import write_case, write_json
 from .report import build_benchmark, write_feedback, write_reports
+from .summary import pending_pairs, plural
 
 __all__ = ["CONFIG_FILE", "PairedOutcome", "PairedSettings", "Progress", "resolve_iteration", "run_paired"]
 
@@ -53,6 +54,24 @@ class PairedOutcome:
 
     def __repr__(self) -> str:
         return f"<PairedOutcome iteration-{self.number} missing={len(self.missing)} cut_short={self.cut_short}>"
+
+    @property
+    def unmeasured(self) -> str | None:
+        """Why an iteration that ran to its end measured nothing (every agent run failed, or no case has a
+        graded run in both arms although cases have assertions), or None. An empty benchmark is no success."""
+        if self.cut_short is not None:
+            return None
+        runs = self.benchmark.runs
+        errors = [r for r in runs if r.result.errors]
+        if runs and len(errors) == len(runs):
+            first = " ".join(str((errors[0].result.model_extra or {}).get("error") or "no reason given").split())
+            first = first if len(first) <= 200 else first[:199] + "…"
+            return f"every agent run failed ({len(runs)} error runs; the first: {first})"
+        delta = self.benchmark.statistics.pass_rate_delta if self.benchmark.statistics else None
+        if delta is not None and not delta.cases and any(r.expectations for r in runs):
+            judged = sum(1 for r in runs if (r.result.model_extra or {}).get("ungraded"))
+            return f"no case has a graded run in both arms ({len(errors)} error runs, {judged} runs with judge errors)"
+        return None
 
 
 async def _until(awaitable: Any, *events: asyncio.Event) -> bool:
@@ -83,15 +102,19 @@ async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Ex
     if judge is None and (plan.needs_judge or settings.compare):
         raise InputError("plain-language assertions and the blind A/B need a judge", field="--judge",
                          hint="give --judge-cmd or --judge, or --no-compare with only selftune_assertions")
+    if settings.agent.get("skills_subdir"):
+        plan.check_fixture_names(str(settings.agent["skills_subdir"]))
     for skill_folder in filter(None, (plan.skill_path, plan.baseline_path)):
         if settings.workspace.resolve().is_relative_to(skill_folder.resolve()):
             raise InputError("is inside the skill folder (its runs would become part of the skill)",
                              file=str(settings.workspace), field="--workspace",
                              hint="put the workspace beside the skill, as the default does")
     number, folder = resolve_iteration(settings.workspace, settings.iteration, settings.resume)
-    config = iteration_config(plan, settings)
+    config = iteration_config(plan, settings, judge)
     if settings.resume:
-        config["started_at"] = check_resume(folder, config).get("started_at", config["started_at"])
+        saved = check_resume(folder, config)
+        config["started_at"] = saved.get("started_at", config["started_at"])
+        config["judge"] = config["judge"] or saved.get("judge")  # the judge of the verdicts so far
     stop = stop or asyncio.Event()
     store = Store.open(store_path) if store_path is not None else None  # a broken store fails before any run
     try:
@@ -157,6 +180,9 @@ async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Ex
 def _benchmark(state: Iteration, number: int, config: dict[str, Any], cut_short: str | None,
                missing: list[str]) -> Benchmark:
     plan, settings, judge = state.plan, state.settings, state.judge
+    comparisons = state.comparisons if settings.compare else {}
+    ungraded = [r.run_id for r in state.records.values() if r.ok and r.grading is None]
+    pending = pending_pairs(plan, state.records, comparisons) if settings.compare else []
     metadata = {
         "skill_name": plan.skill.name, "skill_path": config["skill_path"],
         "baseline_skill_path": config["baseline_skill_path"], "evals_path": config["evals_path"],
@@ -169,21 +195,29 @@ def _benchmark(state: Iteration, number: int, config: dict[str, Any], cut_short:
         "configurations": list(plan.arms), "baseline": plan.baseline, "timeout_seconds": settings.timeout,
         "max_turns": settings.max_turns, "concurrency": settings.concurrency, "compare": settings.compare,
         "budget_tokens": settings.budget_tokens, "tokens_used": sum(r.tokens or 0 for r in state.records.values()),
-        "complete": not missing, "cut_short": cut_short, "missing_runs": missing, "resumed": settings.resume,
+        "complete": not (missing or ungraded or pending), "cut_short": cut_short, "missing_runs": missing,
+        "ungraded_runs": ungraded, "pending_comparisons": pending, "resumed": settings.resume,
         "tool_version": __version__,
     }
     notes = list(plan.warnings) + list(settings.notes)
+    left = [plural(len(missing), "run") + " missing"]
+    left += [plural(len(ungraded), "finished run") + " not graded"] if ungraded else []
+    left += [plural(len(pending), "run pair") + " not compared"] if pending else []
     if cut_short == "budget":
         notes.append(f"Cut short by --budget-tokens {settings.budget_tokens}: no run was started after "
-                     f"{state.spent} tokens; {len(missing)} runs are missing (finish them with --resume).")
+                     f"{state.spent} tokens; {', '.join(left)} (finish with --resume).")
     elif cut_short == "interrupted":
-        notes.append(f"Interrupted: {len(missing)} runs are missing (finish them with --resume).")
-    ungraded = [r.run_id for r in state.records.values() if r.ok and r.grading is None]
-    if ungraded:
-        notes.append(f"{len(ungraded)} finished runs were not graded yet (--resume grades them).")
+        notes.append(f"Interrupted: {', '.join(left)} (finish with --resume).")
+    elif ungraded or pending:
+        notes.append(f"{', '.join(left[1:])} yet (--resume finishes them).")
+    finished = [r for r in state.records.values() if r.ok and r.tokens is not None]
+    estimated = sum(r.token_measurement != "measured" for r in finished)
+    if estimated:
+        notes.append(f"The tokens of {estimated} of {plural(len(finished), 'finished run')} are estimates (the agent "
+                     "reported no usage: about 4 characters a token), not measurements: compare them with care.")
     judge_errors = [r.run_id for r in state.records.values()
                     if r.ok and r.grading is not None and any(e.passed is None for e in r.grading.expectations)]
     if judge_errors:
-        notes.append(f"{len(judge_errors)} runs have judge errors: those assertions count neither as passes nor "
-                     "as failures (--resume asks the judge again).")
-    return build_benchmark(plan, state.records, state.comparisons if settings.compare else {}, metadata, notes)
+        notes.append(f"{plural(len(judge_errors), 'run')} with judge errors: those assertions count neither as "
+                     "passes nor as failures (--resume asks the judge again).")
+    return build_benchmark(plan, state.records, comparisons, metadata, notes, pending=len(pending))

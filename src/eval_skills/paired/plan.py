@@ -9,13 +9,10 @@ drawn from the seed, so a model that drifts over time drifts for both arms alike
 
 from __future__ import annotations
 
-import json
 import random
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from pathlib import Path, PurePosixPath
 
 from ..errors import InputError
 from ..formats.agentskills import (
@@ -28,21 +25,12 @@ from ..formats.agentskills import (
     parse_frontmatter,
 )
 from ..formats.workspace import run_id
-from ..scoring.assertions import Check, check_from_mapping
 from .executor import SkillBundle, read_bundle
+from .selftune import DeterministicCheck, selftune_check
 
 __all__ = ["Case", "PairedPlan", "PlannedRun", "ab_order", "load_plan", "selftune_check"]
 
 WITH_SKILL, WITHOUT_SKILL, OLD_SKILL = "with_skill", "without_skill", "old_skill"
-_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-
-
-@dataclass(frozen=True)
-class DeterministicCheck:
-    """A ``selftune_assertions`` entry: the text shown for it, and the check the assertion engine runs."""
-
-    text: str
-    check: Check
 
 
 @dataclass(frozen=True)
@@ -111,6 +99,18 @@ class PairedPlan:
     def needs_judge(self) -> bool:
         return any(case.assertions for case in self.cases)
 
+    def check_fixture_names(self, skills_subdir: str) -> None:
+        """InputError when a fixture file, copied to the run's root by name, would take the place of the
+        folder the agent finds its skills in (``.agents`` for ``.agents/skills``)."""
+        parts = PurePosixPath(skills_subdir).parts
+        for i, case in enumerate(self.cases):
+            for j, name in enumerate(case.case.files):
+                if parts and Path(name).name == parts[0]:
+                    raise InputError(f"the fixture file {Path(name).name!r} has the name of the folder the agent "
+                                     f"finds skills in ({skills_subdir}): the skill could not be installed",
+                                     file=str(self.evals_path), field=f"$.evals[{i}].files[{j}]",
+                                     hint="rename the fixture file")
+
     def order(self) -> Iterator[PlannedRun]:
         """Run 1 of every case (both arms, adjacent, in a seeded order), then run 2, and so on."""
         for number in range(1, self.runs + 1):
@@ -129,39 +129,6 @@ def ab_order(seed: int, case_key: str, number: int, arms: tuple[str, str]) -> di
 
 
 # ---- loading ---------------------------------------------------------------------------------------------
-
-
-def selftune_check(spec: Any, *, file: str, field: str) -> DeterministicCheck:
-    """A ``selftune_assertions`` entry as a check. SelfTune's ``json_path`` form ``key=expected`` (a value
-    without a leading ``$`` holding ``=``) becomes the JSONPath ``$.key`` with ``expected`` (read as JSON when
-    it parses, so ``count=3`` expects the number 3, else as a string)."""
-    if not isinstance(spec, dict):
-        raise InputError("a selftune assertion must be an object with a type and a value", file=file,
-                         field=field)
-    spec = dict(spec)
-    kind = spec.get("type", spec.get("kind"))
-    value = spec.get("value")
-    explicit_expected = "expected" in spec
-    if kind == "json_path" and isinstance(value, str) and "=" in value and not value.lstrip().startswith("$") \
-            and not explicit_expected:
-        key, _, expected = value.partition("=")
-        key = key.strip()
-        spec["value"] = f"$.{key}" if _PLAIN_KEY.fullmatch(key) else f"$[{json.dumps(key)}]"
-        try:
-            spec["expected"] = json.loads(expected)
-        except ValueError:
-            spec["expected"] = expected
-    check = check_from_mapping(spec, file=file, field=field)
-    description = spec.get("description")
-    if isinstance(description, str) and description.strip():
-        text = description.strip()
-    else:
-        text = f"{kind} {json.dumps(value, ensure_ascii=False)}"
-        if explicit_expected:
-            text += f" = {json.dumps(spec['expected'], ensure_ascii=False)}"
-        if spec.get("args") is not None:
-            text += f" with {json.dumps(spec['args'], ensure_ascii=False)}"
-    return DeterministicCheck(text, check)
 
 
 def _load_baseline(path: Path, skill: SkillDoc) -> list[str]:

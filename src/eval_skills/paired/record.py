@@ -3,8 +3,9 @@
 A run folder (``eval-<id>/<arm>/run-<k>/``) holds ``outputs/response.md`` (the final response),
 ``outputs/<path>`` (copies of the files the agent created or changed; an agent file named ``response.md`` at
 its root is kept as ``response.agent.md``), ``transcript.jsonl``, ``timing.json`` and, once graded,
-``grading.json``. ``timing.json`` is written last and atomically: a run folder with a readable
-``timing.json`` is a finished run, whatever else happened; any other run folder is started again on resume.
+``grading.json`` (only for a run with at least one graded expectation). ``timing.json`` is written last and
+atomically: a run folder with a readable ``timing.json`` is a finished run, whatever else happened; any other
+run folder is started again on resume.
 ``timing.json`` also records the run's ``status`` and ``error``, its start and end, the token usage, the
 number of tool calls, the skills invoked and the files changed.
 """
@@ -212,7 +213,15 @@ def load_run(folder: Path, *, run_id: str, case_key: str, arm: str, number: int)
 
 
 def write_grading(folder: Path, grading: Grading) -> None:
-    write_json(folder / "grading.json", grading)
+    """``grading.json`` when the run has a pass rate (at least one graded expectation). skill-creator's tools
+    read every ``grading.json`` as a graded run with a numeric ``pass_rate``, so an error run, and a run whose
+    every assertion met a judge error, has none: the error run's reason is in ``timing.json``, the judge's in
+    the store and in ``benchmark.json``, and ``--resume`` grades such a run again."""
+    path = folder / "grading.json"
+    if grading.summary.total:
+        write_json(path, grading)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def load_grading(folder: Path) -> Grading | None:

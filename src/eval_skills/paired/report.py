@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..formats.workspace import Benchmark, BenchmarkStatistics, Comparison, Feedback, Review
+from ..formats.workspace import ABSummary, Benchmark, BenchmarkStatistics, Comparison, Feedback, Review
+from ..reports.markdown import md_cell
 from .plan import PairedPlan
 from .record import RunRecord, write_json
 from .summary import (
@@ -15,12 +16,13 @@ from .summary import (
     delta_estimate,
     non_discriminating,
     pass_at_k,
+    plural,
     run_entries,
     run_summary,
     verdict_sentence,
 )
 
-__all__ = ["build_benchmark", "render_markdown", "write_feedback", "write_reports"]
+__all__ = ["ab_sentence", "build_benchmark", "render_markdown", "write_feedback", "write_reports"]
 
 ARM_LABELS = {"with_skill": "with skill", "without_skill": "without skill", "old_skill": "old skill"}
 KIND_LABELS = {"always_pass": "passes in every run of both arms", "always_fail": "fails in every run of both arms",
@@ -29,19 +31,24 @@ KIND_LABELS = {"always_pass": "passes in every run of both arms", "always_fail":
 
 
 def build_benchmark(plan: PairedPlan, records: dict[str, RunRecord], comparisons: dict[str, dict[int, Comparison]],
-                    metadata: dict[str, Any], notes: list[str]) -> Benchmark:
+                    metadata: dict[str, Any], notes: list[str], *, pending: int = 0) -> Benchmark:
+    """``comparisons`` empty: the blind A/B was not asked for. ``pending``: run pairs not compared yet."""
     delta = delta_estimate(plan, records)
     return Benchmark.model_validate({
         "metadata": metadata, "runs": run_entries(plan, records), "run_summary": run_summary(plan, records),
         "statistics": BenchmarkStatistics(pass_rate_delta=delta, pass_at_k=pass_at_k(plan, records)),
         "non_discriminating": non_discriminating(plan, records),
-        "comparison": ab_summary(plan, comparisons) if comparisons else None, "notes": notes,
+        "comparison": ab_summary(plan, comparisons, pending) if comparisons else None, "notes": notes,
         "verdict": verdict_sentence(delta, plan.baseline)})
 
 
-def _cell(text: Any) -> str:
-    """Text safe in a Markdown table cell (one line, pipes escaped)."""
-    return " ".join(str(text).split()).replace("|", "\\|")
+ERROR_CHARS = 300  # of an error run's reason in benchmark.md
+
+
+def _cell(text: Any, limit: int | None = None) -> str:
+    """Untrusted text (an assertion, an agent's error, a note, a model name) as Markdown: one line, ``|``
+    escaped, ``<``, ``>`` and ``&`` as entities, so a renderer shows it as text and never as HTML."""
+    return md_cell(" ".join(str(text).split()), limit)
 
 
 def _num(value: Any, spec: str) -> str:
@@ -60,19 +67,25 @@ def render_markdown(bench: Benchmark, plan: PairedPlan) -> str:
     with_arm, base_arm = plan.arms
     labels = [ARM_LABELS.get(a, a) for a in plan.arms]
     lines = [f"# Benchmark: {_cell(meta.get('skill_name', plan.skill.name))} (iteration {meta.get('iteration')})",
-             "", f"**Verdict.** {(bench.model_extra or {}).get('verdict', '')}", ""]
+             "", f"**Verdict.** {_cell((bench.model_extra or {}).get('verdict', ''))}", ""]
     lines.append(f"Agent {_cell(meta.get('agent'))} (model {_cell(meta.get('model') or 'default')}), judge "
                  f"{_cell(meta.get('judge') or 'none')} (model {_cell(meta.get('judge_model') or 'default')}); "
-                 f"{len(plan.cases)} cases x {plan.runs} run(s) per arm; seed {plan.seed}; {meta.get('timestamp')}.")
+                 f"{plural(len(plan.cases), 'case')} x {plural(plan.runs, 'run')} per arm; seed {plan.seed}; "
+                 f"{_cell(meta.get('timestamp'))}.")
     if not meta.get("complete", True):
         missing = meta.get("missing_runs") or []
-        lines += ["", f"**Cut short ({_cell(meta.get('cut_short'))}):** {len(missing)} of {plan.total} runs are "
-                      "missing; the numbers below cover the runs that finished."]
+        left = [f"{len(missing)} of {plan.total} runs are missing"]
+        left += [f"{plural(len(meta['ungraded_runs']), 'run')} not graded"] if meta.get("ungraded_runs") else []
+        left += ([f"{plural(len(meta['pending_comparisons']), 'run pair')} not compared"]
+                 if meta.get("pending_comparisons") else [])
+        lines += ["", f"**Not finished ({_cell(meta.get('cut_short') or 'judging')}):** {', '.join(left)}; the "
+                      "numbers below cover what finished (finish with `--resume`)."]
     summary = bench.run_summary
     delta = summary.get("delta") or {}
     lines += ["", "## Run summary", "", f"| metric | {labels[0]} | {labels[1]} | delta |", "|---|---|---|---|"]
+    estimated = any(summary[a].get("tokens_estimated") for a in plan.arms)
     for key, label, spec in (("pass_rate", "pass rate", ".2f"), ("time_seconds", "time (s)", ".1f"),
-                             ("tokens", "tokens", ".0f")):
+                             ("tokens", "tokens (≈ estimated)" if estimated else "tokens", ".0f")):
         lines.append(f"| {label} | {_stat(summary[with_arm].get(key), spec)} | "
                      f"{_stat(summary[base_arm].get(key), spec)} | {_num(delta.get(key), '+' + spec)} |")
     counts = [summary[a] for a in plan.arms]
@@ -82,12 +95,13 @@ def render_markdown(bench: Benchmark, plan: PairedPlan) -> str:
     stats = bench.statistics
     d = stats.pass_rate_delta if stats else None
     if d is not None:
-        lines += ["", "## Pass-rate delta over cases", ""]
+        lines += ["", "## Pass-rate delta over cases"]
         if d.estimate is not None:
-            lines.append(f"Estimate {d.estimate:+.4f}, 95% bootstrap interval [{d.ci_low:+.4f}, {d.ci_high:+.4f}], "
-                         f"two-sided paired sign-flip p = {_num(d.p_value, '.4g')}, over {d.cases} cases.")
+            lines += ["", f"Estimate {d.estimate:+.4f}, 95% bootstrap interval [{d.ci_low:+.4f}, {d.ci_high:+.4f}], "
+                          f"two-sided paired sign-flip p = {_num(d.p_value, '.4g')}, over "
+                          f"{plural(d.cases or 0, 'case')}."]
         if d.note:
-            lines += ["", d.note]
+            lines += ["", _cell(d.note)]
         deltas = (d.model_extra or {}).get("case_deltas") or {}
         if deltas:
             lines += ["", f"| case | delta ({labels[0]} − {labels[1]}) |", "|---|---|"]
@@ -98,27 +112,36 @@ def render_markdown(bench: Benchmark, plan: PairedPlan) -> str:
             lines.append(f"| {ARM_LABELS.get(arm, arm)} | {p.k} | {_num(p.pass_at_k, '.4f')} | "
                          f"{_num(p.pass_hat_k, '.4f')} | {(p.model_extra or {}).get('cases', '')} |")
     if bench.comparison is not None:
-        ab = bench.comparison
-        extra = ab.model_extra or {}
-        lines += ["", "## Blind A/B", "", f"The skill's response won {ab.wins}, tied {ab.ties} and lost {ab.losses} "
-                  f"blind comparisons against {labels[1]} ({extra.get('errors', 0)} judge errors, "
-                  f"{extra.get('not_compared', 0)} pairs with an error run not compared)."]
+        lines += ["", "## Blind A/B", "", ab_sentence(bench.comparison, labels[1])]
     if bench.non_discriminating:
         lines += ["", "## Assertions that do not tell the arms apart", "",
                   "| case | assertion | kind | passed / runs |", "|---|---|---|---|"]
         for n in bench.non_discriminating:
             shown = "; ".join(f"{ARM_LABELS.get(a, a)} {c['passed']}/{c['runs']}" for a, c in n.counts.items())
-            lines.append(f"| {_cell(n.eval_id)} | {_cell(n.assertion)} | {KIND_LABELS.get(n.kind, n.kind)} | {shown} |")
+            lines.append(f"| {_cell(n.eval_id)} | {_cell(n.assertion)} | {KIND_LABELS.get(n.kind, n.kind)} | "
+                         f"{shown} |")
     errors = [r for r in bench.runs if r.result.errors]
     if errors:
         lines += ["", "## Error runs", "", "Left out of the pass-rate statistics, never counted as failures.", ""]
         lines += [f"- eval {_cell(r.eval_id)}, {ARM_LABELS.get(r.configuration, r.configuration)}, run "
-                  f"{r.run_number}: {_cell((r.result.model_extra or {}).get('error') or 'error')}" for r in errors]
+                  f"{r.run_number}: {_cell((r.result.model_extra or {}).get('error') or 'error', ERROR_CHARS)}"
+                  for r in errors]
     if not meta.get("complete", True) and meta.get("missing_runs"):
-        lines += ["", "## Missing runs", "", ", ".join(meta["missing_runs"])]
+        lines += ["", "## Missing runs", "", _cell(", ".join(meta["missing_runs"]))]
     if bench.notes:
         lines += ["", "## Notes", ""] + [f"- {_cell(note)}" for note in bench.notes]
     return "\n".join(lines) + "\n"
+
+
+def ab_sentence(ab: ABSummary, baseline_label: str) -> str:
+    """The blind A/B results in one sentence, with what was not decided."""
+    extra = ab.model_extra or {}
+    apart = [f"{plural(extra.get('errors', 0), 'judge error')}",
+             f"{plural(extra.get('not_compared', 0), 'pair')} with an error run not compared"]
+    if extra.get("pending"):
+        apart.append(f"{plural(extra['pending'], 'pair')} not compared yet")
+    return (f"The skill's response won {ab.wins}, tied {ab.ties} and lost {ab.losses} blind comparisons against "
+            f"{baseline_label} ({', '.join(apart)}).")
 
 
 def write_feedback(iteration: Path, run_ids: list[str], given: Feedback | None = None) -> Path:

@@ -36,8 +36,8 @@ from ..stats.estimators import EXACT_MAX
 from .plan import WITHOUT_SKILL, Case, PairedPlan
 from .record import RunRecord
 
-__all__ = ["MIN_CASES_FOR_P", "ab_summary", "delta_estimate", "non_discriminating", "pass_at_k", "run_entries",
-           "run_summary", "verdict_sentence"]
+__all__ = ["MIN_CASES_FOR_P", "ab_summary", "delta_estimate", "non_discriminating", "pass_at_k", "pending_pairs",
+           "plural", "run_entries", "run_summary", "verdict_sentence"]
 
 MIN_CASES_FOR_P = 6  # below this, no sign-flip p-value can be under 0.05
 
@@ -49,10 +49,23 @@ class _Key:
 
 
 def _rate(record: RunRecord) -> float | None:
-    """The run's pass rate: None for an error run, a run not graded yet, or one with nothing graded."""
+    """The run's pass rate, passed / total from the counts (``grading.json``'s ``pass_rate`` is rounded to 4
+    decimals, and a sum of rounded thirds moves a p-value): None for an error run, a run not graded yet, or one
+    with nothing graded."""
     if not record.ok or record.grading is None:
         return None
-    return record.grading.summary.pass_rate
+    summary = record.grading.summary
+    return summary.passed / summary.total if summary.total else None
+
+
+def plural(count: int, word: str) -> str:
+    """``1 case``, ``2 cases``."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _r4(value: float) -> float:
+    """Rounded to 4 decimals, without a negative zero (``-0.0`` reads as a loss)."""
+    return round(value, 4) + 0.0
 
 
 def _judge_error(record: RunRecord) -> bool:
@@ -94,13 +107,16 @@ def run_entries(plan: PairedPlan, records: dict[str, RunRecord]) -> list[Benchma
     return entries
 
 
-def _stat(values: list[float]) -> Stat:
-    return Stat(**sample_summary(values))
+def _stat(values: list[float]) -> Stat | None:
+    """``{mean, stddev, min, max}``, or None without values (skill-creator's viewer shows a missing figure
+    as a dash, but fails on a figure whose mean is null)."""
+    return Stat(**sample_summary(values)) if values else None
 
 
 def run_summary(plan: PairedPlan, records: dict[str, RunRecord]) -> dict[str, Any]:
-    """``run_summary``: per arm the pooled statistics and counts, and ``delta`` (with_skill minus baseline, from
-    the unrounded means, then rounded to 4 decimals)."""
+    """``run_summary``: per arm the pooled statistics and counts (``tokens_estimated``: the runs whose tokens
+    are an estimate, the agent having reported none), and ``delta`` (with_skill minus baseline, from the
+    unrounded means, then rounded to 4 decimals)."""
     summary: dict[str, Any] = {}
     means: dict[str, dict[str, float | None]] = {}
     for arm in plan.arms:
@@ -109,16 +125,18 @@ def run_summary(plan: PairedPlan, records: dict[str, RunRecord]) -> dict[str, An
         values = {"pass_rate": [rate for r in ok if (rate := _rate(r)) is not None],
                   "time_seconds": [r.duration_s for r in ok],
                   "tokens": [float(r.tokens) for r in ok if r.tokens is not None]}
+        estimated = sum(r.tokens is not None and r.token_measurement != "measured" for r in ok)
         arm_summary = ArmSummary.model_validate({
             **{key: _stat(v) for key, v in values.items()}, "runs": len(runs), "graded": len(values["pass_rate"]),
-            "errors": len(runs) - len(ok), "judge_errors": sum(_judge_error(r) for r in ok)})
+            "errors": len(runs) - len(ok), "judge_errors": sum(_judge_error(r) for r in ok),
+            "tokens_estimated": estimated})
         summary[arm] = arm_summary.model_dump(mode="json")
         means[arm] = {key: _mean(v) if v else None for key, v in values.items()}
     with_skill, baseline = means[plan.arms[0]], means[plan.arms[1]]
     delta: dict[str, float | None] = {}
     for key in ("pass_rate", "time_seconds", "tokens"):
         mine, theirs = with_skill[key], baseline[key]
-        delta[key] = None if mine is None or theirs is None else round(mine - theirs, 4)
+        delta[key] = None if mine is None or theirs is None else _r4(mine - theirs)
     summary["delta"] = delta
     return summary
 
@@ -149,20 +167,20 @@ def delta_estimate(plan: PairedPlan, records: dict[str, RunRecord]) -> DeltaEsti
     n = len(values)
     notes = []
     if 0 < n < MIN_CASES_FOR_P:
-        notes.append(f"With {n} case{'s' if n != 1 else ''} no p-value below 0.05 is possible (the smallest is "
+        notes.append(f"With {plural(n, 'case')} no p-value below 0.05 is possible (the smallest is "
                      f"{min_two_sided_p(n):.4g}): add cases before reading the p-value.")
     if left_out:
-        notes.append(f"{len(left_out)} case{'s' if len(left_out) != 1 else ''} left out, without a graded run "
-                     f"in one arm: {', '.join(left_out)}.")
+        notes.append(f"{plural(len(left_out), 'case')} left out, without graded runs in both arms: "
+                     f"{', '.join(left_out)}.")
     if n == 0:
         return DeltaEstimate.model_validate({"cases": 0, "case_deltas": {}, "left_out": left_out,
                                              "note": " ".join(notes or ["No case has graded runs in both arms."])})
     interval = bootstrap_ci(values, seed=plan.seed)
     assert interval is not None
     return DeltaEstimate.model_validate({
-        "estimate": round(_mean(values), 4), "ci_low": interval["lower"], "ci_high": interval["upper"],
+        "estimate": _r4(_mean(values)), "ci_low": _r4(interval["lower"]), "ci_high": _r4(interval["upper"]),
         "confidence": interval["level"], "p_value": sign_flip_test(values, seed=plan.seed), "cases": n,
-        "note": " ".join(notes), "case_deltas": {k: round(v, 4) for k, v in deltas.items()}, "left_out": left_out,
+        "note": " ".join(notes), "case_deltas": {k: _r4(v) for k, v in deltas.items()}, "left_out": left_out,
         "min_p_value": min_two_sided_p(n),
         "method": f"two-sided paired sign-flip permutation test ({'exact' if n <= EXACT_MAX else 'seeded Monte Carlo'}"
                   f"), seeded percentile bootstrap interval"})
@@ -244,12 +262,20 @@ def non_discriminating(plan: PairedPlan, records: dict[str, RunRecord]) -> list[
     return found
 
 
-def ab_summary(plan: PairedPlan, comparisons: dict[str, dict[int, Comparison]]) -> ABSummary:
-    """The unblinded verdicts as the skill's wins, ties and losses; judge errors and pairs with an error run
-    counted apart."""
+def pending_pairs(plan: PairedPlan, records: dict[str, RunRecord],
+                  comparisons: dict[str, dict[int, Comparison]]) -> list[str]:
+    """The run pairs whose two runs are in but that were not compared yet (an interrupted judge)."""
+    found = {(r.case_key, r.number, r.arm) for r in records.values()}
+    return [f"eval-{case.key}-run-{n}" for n in range(1, plan.runs + 1) for case in plan.cases
+            if all((case.key, n, arm) in found for arm in plan.arms) and n not in comparisons.get(case.key, {})]
+
+
+def ab_summary(plan: PairedPlan, comparisons: dict[str, dict[int, Comparison]], pending: int = 0) -> ABSummary:
+    """The unblinded verdicts as the skill's wins, ties and losses; judge errors, pairs with an error run and
+    pairs not compared yet (``pending``) counted apart."""
     with_arm, base_arm = plan.arms
     every = [c for by_number in comparisons.values() for c in by_number.values()]
-    return ABSummary.model_validate({
+    return ABSummary.model_validate({"pending": pending,
         "wins": sum(c.winner_arm == with_arm for c in every), "ties": sum(c.winner == "TIE" for c in every),
         "losses": sum(c.winner_arm == base_arm for c in every),
         "errors": sum(c.winner is None and "not_compared" not in (c.model_extra or {}) for c in every),
@@ -265,7 +291,7 @@ def verdict_sentence(delta: DeltaEstimate, baseline: str) -> str:
     assert delta.ci_low is not None and delta.ci_high is not None
     p = "n/a" if delta.p_value is None else f"{delta.p_value:.3g}"
     stated = (f"{delta.estimate:+.2f} (95% interval {delta.ci_low:+.2f} to {delta.ci_high:+.2f}, p = {p}, "
-              f"{n} case{'s' if n != 1 else ''})")
+              f"{plural(n, 'case')})")
     if n < MIN_CASES_FOR_P:
         return (f"Too little data to say: the pass-rate delta against {against} is {stated}, and with fewer "
                 f"than {MIN_CASES_FOR_P} cases no p-value can fall below 0.05.")
