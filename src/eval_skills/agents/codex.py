@@ -6,8 +6,7 @@ Command line (the prompt on stdin, read because of the final ``-``)::
 
 ``workspace-write`` lets the agent write in its workspace (and nowhere else) and run commands in Codex's
 sandbox; give ``--sandbox ...``, ``--full-auto`` or ``--dangerously-bypass-approvals-and-sandbox`` among the
-extra arguments to choose otherwise. Codex has no turn limit: a requested one is not applied (the run says
-so in its warnings).
+extra arguments to choose otherwise. Codex has no turn limit: a requested one is not applied.
 
 Skills are installed at ``<workspace>/.agents/skills/<name>/``. Codex also loads skills from
 ``~/.agents/skills``, ``~/.codex/skills`` (``$CODEX_HOME/skills``), ``/etc/codex/skills``, its bundled

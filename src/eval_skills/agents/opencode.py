@@ -6,7 +6,7 @@ Command line (the prompt on stdin)::
 
 OpenCode's permissions come from its own configuration (``opencode.json``); a non-interactive run rejects
 requests that would ask, unless ``--auto`` is among the extra arguments. It has no turn limit on the
-command line: a requested one is not applied (the run says so in its warnings).
+command line: a requested one is not applied.
 
 Skills are installed at ``<workspace>/.opencode/skills/<name>/``. OpenCode also loads skills from
 ``~/.config/opencode/skills`` (``$XDG_CONFIG_HOME/opencode/skills``), ``~/.claude/skills``,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..errors import InputError, SkillCrashed
 from ..procs import resolve_argv
-from .base import AgentRequest, Execution
+from .base import AgentRequest
 from .output import OutputParser, ParseContext, create_parser
 from .process import Launch, ProcessAgent
 
@@ -27,7 +27,7 @@ class CliAgent(ProcessAgent):
     default program), :attr:`skills_subdir`, and build the arguments."""
 
     program: str = ""  # the program looked up on PATH when no bin is given
-    honours_max_turns = True  # False: the CLI has no turn limit, and a run that asks for one gets a warning
+    honours_max_turns = True  # False: the CLI has no turn limit (a requested one is not applied)
     last_args: tuple[str, ...] = ()  # after the extra arguments
 
     def __init__(self, *, bin: str | None = None, model: str | None = None, max_turns: int | None = None,
@@ -66,9 +66,3 @@ class CliAgent(ProcessAgent):
 
     def output_parser(self, context: ParseContext) -> OutputParser:
         return create_parser(self.name, context)
-
-    async def execute(self, request: AgentRequest, workspace: Path, installed: list[str]) -> Execution:
-        execution = await super().execute(request, workspace, installed)
-        if not self.honours_max_turns and (request.max_turns or self.max_turns):
-            execution.warnings.insert(0, f"{self.name} has no turn limit: max turns was not applied")
-        return execution

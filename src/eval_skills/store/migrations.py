@@ -79,6 +79,18 @@ def m001_initial(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX task_results_skill_task ON task_results (skill_id, task_id)")
 
 
+@migration
+def m003_judge_cache(db: sqlite3.Connection) -> None:
+    # Judges' verdicts by Judge.cache_key (a hash of the backend, model, settings, prompt version and request),
+    # so grading the same output twice asks nobody. Only verdicts are kept, never judge errors.
+    db.execute("""
+        CREATE TABLE judge_cache (
+            key TEXT PRIMARY KEY,
+            verdict_json TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        )""")
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
