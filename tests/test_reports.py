@@ -68,14 +68,25 @@ def hostile_report() -> dict[str, Any]:
                task("t-err", "error", skill_id="evil-skill", output=XSS, error=XSS)])
 
 
+def only_the_filter_script(page: str) -> bool:
+    """The page's one script is the shipped filter, and the CSP allows it by hash and nothing else."""
+    from eval_skills.reports.html import filter_script
+
+    source, digest = filter_script()
+    scripts = re.findall(r"<script[^>]*>(.*?)</script>", page, re.S)
+    csp = re.search(r'Content-Security-Policy" content="([^"]+)"', page)
+    return scripts == [source] and csp is not None and f"script-src {digest}" in csp.group(1) \
+        and "unsafe-inline" not in csp.group(1).split("script-src")[1]
+
+
 def test_formats_constant() -> None:
-    assert FORMATS == ("json", "markdown", "html", "csv")
+    assert FORMATS == ("json", "markdown", "html", "csv", "junit")
 
 
 def test_all_formats_share_one_timestamp(tmp_path: Path) -> None:
     out = tmp_path / "new" / "reports"
     paths = write_reports([make_report()], FORMATS, out)
-    assert [p.suffix for p in paths] == [".json", ".md", ".html", ".csv"]
+    assert [p.suffix for p in paths] == [".json", ".md", ".html", ".csv", ".xml"]
     stems = {p.stem for p in paths}
     assert len(stems) == 1
     (stem,) = stems
@@ -173,14 +184,14 @@ def test_html_escapes_untrusted_text(tmp_path: Path) -> None:
     report = hostile_report()
     report["skillId"] = "<b>evil</b>"
     page = render_html([report])
-    assert "<script" not in page
+    assert "<script>alert" not in page and only_the_filter_script(page)
     assert "<b>evil</b>" not in page and "&lt;b&gt;evil&lt;/b&gt;" in page
     # from an output (inside JSON text), from a reason and from an error
     assert page.count(XSS_ESCAPED) >= 3
     assert "&#34;result&#34;:&#34;&lt;script&gt;" in page  # the JSON output, escaped
     (path,) = write_reports([report], ["html"], tmp_path)
     text = path.read_text(encoding="utf-8")
-    assert "<script" not in text and XSS_ESCAPED in text
+    assert "<script>alert" not in text and XSS_ESCAPED in text
 
 
 def test_html_page_is_self_contained() -> None:
@@ -189,7 +200,7 @@ def test_html_page_is_self_contained() -> None:
     page = render_html([report])
     assert page.startswith("<!DOCTYPE html>") and "<style>" in page
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)  # no external assets
-    assert "<link" not in page and "<script" not in page
+    assert "<link" not in page and only_the_filter_script(page)
     for expected in ("skill-1", "1.0.0", "80.0%", "0.8512", "1,500", "n/a", "long", "bad", "expected 42"):
         assert expected in page
     # output shown as JSON cut at 300 characters: '{"result":"' and 289 x's

@@ -1,7 +1,18 @@
 import pytest
 
 from eval_skills.results import TaskResult, Usage
-from eval_skills.stats import composite_score, nearest_rank, skill_summary
+from eval_skills.stats import (
+    bootstrap_ci,
+    composite_score,
+    min_two_sided_p,
+    nearest_rank,
+    pass_at_k_task,
+    pass_hat_k_task,
+    sample_summary,
+    sign_flip_test,
+    skill_summary,
+    wilson_interval,
+)
 
 
 def r(status, score, latency, run_id=1, usage=None):
@@ -56,3 +67,56 @@ def test_no_results_means_no_metrics_rather_than_zeros():
     out = skill_summary([], runs=2, latency_budget_ms=1000)
     assert out["summary"]["completionRate"] is None and out["summary"]["compositeScore"] is None
     assert out["summary"]["totalTasks"] == 0 and out["latency"]["p95Ms"] is None
+
+
+# ---- estimators shared by every kind of evaluation (values computed by hand) --------------------------
+
+def test_sample_summary_uses_the_sample_stddev():
+    # mean 2.5; deviations 1.5, 0.5, 0.5, 1.5 -> squares sum 5; 5 / 3 -> sqrt 1.29099
+    assert sample_summary([1, 2, 3, 4]) == {"mean": 2.5, "stddev": 1.291, "min": 1, "max": 4}
+    assert sample_summary([0.7]) == {"mean": 0.7, "stddev": 0.0, "min": 0.7, "max": 0.7}
+    assert sample_summary([]) == {"mean": None, "stddev": None, "min": None, "max": None}
+
+
+def test_pass_at_k_and_pass_hat_k():
+    assert pass_at_k_task(5, 2, 2) == pytest.approx(1 - 3 / 10)  # C(3,2)=3, C(5,2)=10
+    assert pass_hat_k_task(5, 2, 2) == pytest.approx(1 / 10)  # C(2,2)=1
+    assert pass_at_k_task(3, 0, 1) == 0.0 and pass_at_k_task(3, 3, 3) == 1.0
+    assert pass_at_k_task(4, 1, 1) == pytest.approx(0.25)
+    with pytest.raises(ValueError):
+        pass_at_k_task(2, 1, 3)
+
+
+def test_sign_flip_exact_values():
+    # [1, 2, 3]: the 8 sign patterns sum to 6, 4, 2, 0, 0, -2, -4, -6; |sum| >= 6 twice -> 2/8
+    assert sign_flip_test([1, 2, 3]) == 0.25
+    # six equal positive deltas: only all + and all - reach |mean| 1 -> 2/64
+    assert sign_flip_test([1] * 6) == pytest.approx(0.03125)
+    # [0.5, 0.5, -0.5]: every pattern has |sum| >= 0.5
+    assert sign_flip_test([0.5, 0.5, -0.5]) == 1.0
+    assert sign_flip_test([]) is None
+    assert min_two_sided_p(5) == pytest.approx(0.0625) and min_two_sided_p(6) == pytest.approx(0.03125)
+
+
+def test_sign_flip_monte_carlo_is_seeded_and_close_to_exact():
+    deltas = [0.5, 1, -0.25, 0.75, 1, 0.5, -0.5, 1, 0.25, 0.5, 1, 0.75, -0.25, 0.5, 1, 0.5, 0.25]
+    exact = sign_flip_test(deltas, exact_max=20)
+    first = sign_flip_test(deltas, seed=7, resamples=20_000)
+    assert first == sign_flip_test(deltas, seed=7, resamples=20_000)
+    assert first == pytest.approx(exact, abs=0.002)
+
+
+def test_bootstrap_is_seeded_and_degenerate_for_constant_values():
+    values = [0.0, 0.5, 1.0, 1.0, 0.5, 0.0, 1.0]
+    assert bootstrap_ci(values, seed=3) == bootstrap_ci(list(reversed(values)), seed=3)
+    ci = bootstrap_ci(values)
+    assert ci["lower"] <= ci["mean"] <= ci["upper"] and ci["level"] == 0.95
+    assert bootstrap_ci([0.4] * 5) == {"lower": 0.4, "upper": 0.4, "mean": 0.4, "level": 0.95}
+    assert bootstrap_ci([]) is None
+
+
+def test_wilson_interval():
+    # 8 of 10 at 95%: the textbook interval is [0.4902, 0.9433]
+    assert wilson_interval(8, 10) == (0.4902, 0.9433)
+    assert wilson_interval(0, 4)[0] == 0.0 and wilson_interval(4, 4)[1] == 1.0
+    assert wilson_interval(0, 0) is None

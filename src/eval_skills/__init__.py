@@ -47,6 +47,10 @@ _EXPORTS: dict[str, str] = {
     "evaluate": "evaluation", "EvaluationOutcome": "evaluation",
     "Store": "store", "write_reports": "reports", "load_report_file": "reports",
     "check_fixtures": "fixtures_check",
+    # commands as functions
+    "create_skill": "scaffold", "init_project": "scaffold", "find_skills": "discovery", "scan_skills": "discovery",
+    "Strategy": "formats.strategy", "load_strategy": "formats.strategy", "select_skills": "selection",
+    "diff_reports": "reports.diff", "import_gaia": "catalog", "import_toolbench": "catalog",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .plan import Plan
+from .reports import tag_breakdown
 from .results import TaskResult
 from .stats import skill_summary
 
@@ -14,11 +15,13 @@ __all__ = ["build_reports"]
 
 def build_reports(plan: Plan, results: Sequence[TaskResult], *, timestamp: str, default_timeout_ms: int,
                   timeout_override_ms: int | None = None, interrupted: bool = False) -> list[dict[str, Any]]:
-    """One report per skill, in plan order, task results sorted by (run, task order).
+    """One report per skill, in plan order, task results sorted by (run, task order), each with its task's
+    ``tags``; ``tagBreakdown`` holds the completion rate and partial score per tag.
 
     The latency budget of the composite score is the benchmark's ``maxLatencyMs``, else the timeout the
     skill's tasks ran with (the user's, else the skill's own, else the default)."""
     order = {p.task.id: i for i, p in enumerate(plan.tasks)}
+    tags = {p.task.id: list(p.task.tags) for p in plan.tasks}
     by_skill: dict[str, list[TaskResult]] = {s.id: [] for s in plan.skills}
     for result in results:
         by_skill.setdefault(result.skill_id, []).append(result)
@@ -41,6 +44,7 @@ def build_reports(plan: Plan, results: Sequence[TaskResult], *, timestamp: str, 
             "interrupted": interrupted,
         }
         report.update(skill_summary(mine, runs=plan.runs, latency_budget_ms=budget))
-        report["taskResults"] = [r.to_json() for r in mine]
+        report["taskResults"] = [{**r.to_json(), "tags": tags.get(r.task_id, [])} for r in mine]
+        report["tagBreakdown"] = tag_breakdown(report["taskResults"])
         reports.append(report)
     return reports

@@ -13,11 +13,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ._atomic import write_atomic
 from .errors import InputError
 from .formats._load import validate
 
 PROJECT_CONFIG = "eval-skills.config.yaml"
-REPORT_FORMATS = ("json", "markdown", "md", "html", "csv")
+REPORT_FORMATS = ("json", "markdown", "md", "html", "csv", "junit", "xml")
 
 
 def user_config_path() -> Path:
@@ -51,7 +52,7 @@ class Config(BaseModel):
     def _known_formats(cls, value: list[str]) -> list[str]:
         unknown = [f for f in value if f not in REPORT_FORMATS]
         if unknown:
-            raise ValueError(f"unknown report format {unknown[0]!r}; use json, markdown, html or csv")
+            raise ValueError(f"unknown report format {unknown[0]!r}; use json, markdown, html, csv or junit")
         return value
 
 
@@ -93,3 +94,98 @@ def load_config(explicit: Path | None = None, cwd: Path | None = None) -> Config
         validate(Config, data, str(path))  # each file is checked on its own, so errors name the right file
         merged.update(data)
     return Config.model_validate(merged)
+
+
+# ---- reading and writing single keys (``eval-skills config``) -----------------------------------------
+
+FREE_FORM_KEYS = ("llm",)  # mappings whose sub-keys are free (``llm.model``, ``llm.temperature``)
+
+
+def config_layers(explicit: Path | None = None, cwd: Path | None = None) -> list[tuple[str, dict[str, Any]]]:
+    """``[(source, settings), ...]`` from lowest to highest priority: the defaults, the user file, then the
+    project (or explicit) file. Each file is validated on its own."""
+    layers: list[tuple[str, dict[str, Any]]] = [("default", Config().model_dump())]
+    user = user_config_path()
+    files = [user] if user.is_file() else []
+    if explicit is not None:
+        if not explicit.is_file():
+            raise InputError("config file not found", file=str(explicit), hint="check -c/--config")
+        files.append(explicit)
+    elif ((cwd or Path.cwd()) / PROJECT_CONFIG).is_file():
+        files.append((cwd or Path.cwd()) / PROJECT_CONFIG)
+    for path in files:
+        data = _read_yaml(path)
+        validate(Config, data, str(path))
+        layers.append((str(path), data))
+    return layers
+
+
+def check_key(dotted: str) -> list[str]:
+    """The parts of a dotted key, or InputError when no setting has that name."""
+    parts = dotted.split(".")
+    known = ", ".join(Config.model_fields)
+    if not all(parts) or parts[0] not in Config.model_fields:
+        raise InputError(f"unknown config key {dotted!r}", field=dotted, hint=f"known keys: {known}")
+    if len(parts) > 1 and parts[0] not in FREE_FORM_KEYS:
+        raise InputError(f"unknown config key {dotted!r}: {parts[0]} has no sub-keys", field=dotted,
+                         hint=f"known keys: {known}; sub-keys only under {', '.join(FREE_FORM_KEYS)}")
+    return parts
+
+
+def lookup(data: dict[str, Any], parts: list[str]) -> tuple[bool, Any]:
+    """``(found, value)`` of a dotted key in nested mappings."""
+    value: Any = data
+    for part in parts:
+        if not isinstance(value, dict) or part not in value:
+            return False, None
+        value = value[part]
+    return True, value
+
+
+def effective_settings(explicit: Path | None = None, cwd: Path | None = None) -> dict[str, tuple[Any, str]]:
+    """Every setting (``llm`` sub-keys flattened) with its effective value and the source it came from."""
+    out: dict[str, tuple[Any, str]] = {}
+    for source, data in config_layers(explicit, cwd):
+        for key, value in data.items():
+            if key in FREE_FORM_KEYS:  # a file's mapping replaces the one below it, as in load_config
+                for old in [k for k in out if k == key or k.startswith(key + ".")]:
+                    del out[old]
+                items = value.items() if isinstance(value, dict) else ()
+                out.update({f"{key}.{sub}": (item, source) for sub, item in items} or {key: (value, source)})
+            else:
+                out[key] = (value, source)
+    return out
+
+
+def parse_value(raw: str) -> Any:
+    """A value typed on the command line, read as YAML: ``8`` is a number, ``[json, html]`` a list, ``true``
+    a boolean; text that is not valid YAML stays text."""
+    import yaml
+
+    try:
+        return yaml.safe_load(raw)
+    except yaml.YAMLError:
+        return raw
+
+
+def set_user_value(dotted: str, raw: str) -> Path:
+    """Set one key in the user config file (created if needed) after checking the result is a valid config.
+    Returns the file written. Comments in that file are not kept."""
+    import yaml
+
+    parts = check_key(dotted)
+    path = user_config_path()
+    data = _read_yaml(path) if path.is_file() else {}
+    node = data
+    for part in parts[:-1]:
+        child = node.get(part)
+        node[part] = child = child if isinstance(child, dict) else {}
+        node = child
+    node[parts[-1]] = parse_value(raw)
+    try:
+        validate(Config, data, str(path))
+    except InputError as exc:  # a wrong type: name the key and the value; nothing is written
+        raise InputError(f"{exc.problem} (got {raw!r})", field=dotted, hint="nothing was written") from None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+    return path

@@ -12,17 +12,27 @@ from typing import Any
 import click
 
 from .._version import __version__
+from ._globals import GlobalsGroup, add_global_options, global_options
 
 # command name -> "module:attribute" (relative to this package)
 COMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("eval_cmd:eval_command", "Evaluate tool skills on a benchmark."),
     "fixtures": ("fixtures_cmd:fixtures_command", "Check instruction skills' worked examples or answers."),
+    "init": ("init_cmd:init_command", "Create a project: config file, skills/, benchmarks/, reports/."),
+    "create": ("create_cmd:create_command", "Generate a skill skeleton from a template."),
+    "find": ("find_cmd:find_command", "Search skills by keyword, tag, adapter or past completion rate."),
+    "select": ("select_cmd:select_command", "Filter and rank skills by their evaluation reports."),
+    "run": ("run_cmd:run_command", "Find, evaluate, select and report in one command."),
+    "report": ("report_cmd:report_group", "Convert a report to another format, or compare two reports."),
+    "config": ("config_cmd:config_group", "List, read or set configuration values."),
+    "history": ("history_cmd:history_command", "A skill's past evaluations from the store, newest first."),
+    "benchmarks": ("benchmarks_cmd:benchmarks_group", "List benchmarks, or import GAIA and ToolBench ones."),
 }
 
 EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
-class LazyGroup(click.Group):
+class LazyGroup(GlobalsGroup):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
 
@@ -33,7 +43,7 @@ class LazyGroup(click.Group):
         module_name, attr = target.split(":")
         module = importlib.import_module(f"{__name__}.{module_name}")
         command: click.Command = getattr(module, attr)
-        return command
+        return add_global_options(command)
 
     def invoke(self, ctx: click.Context) -> Any:
         """Domain errors become one line on stderr and exit code 2 (``EVAL_SKILLS_DEBUG=1``: the traceback)."""
@@ -57,13 +67,14 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             params=[opt for opt in global_options() if "--version" not in opt.opts])
 @click.version_option(__version__, "--version", prog_name="eval-skills")
 def cli() -> None:
     """eval-skills: tells you whether your AI agent skills work, and whether they got better or worse.
 
     Exit codes: 0 success, 1 a quality gate failed, 2 usage or input error, 130 interrupted.
-    Set EVAL_SKILLS_DEBUG=1 to see tracebacks.
+    Set EVAL_SKILLS_DEBUG=1 to see tracebacks. The global options work before or after a command's name.
     """
 
 

@@ -78,7 +78,7 @@ def _summary_table(reports: list[dict[str, Any]]) -> Any:
               help="Repeat the benchmark N times (consistency needs 2 or more).")
 @click.option("--evaluator", default="exact", show_default=True, help="Default scorer type.")
 @click.option("--format", "formats", multiple=True,
-              help="Report formats: json markdown html csv [default: json markdown].")
+              help="Report formats: json markdown html csv junit [default: json markdown].")
 @click.option("--output-dir", type=click.Path(path_type=Path), default=Path("./reports"), show_default=True,
               help="Folder for the eval-result-<timestamp>.<ext> report files.")
 @click.option("--exit-on-fail", is_flag=True, help="Exit 1 when a skill's completion rate is below --min-completion.")
@@ -98,24 +98,11 @@ def _summary_table(reports: list[dict[str, Any]]) -> Any:
 @click.pass_context
 def eval_command(ctx: click.Context, **params: Any) -> None:
     """Evaluate tool skills on a benchmark: skills x tasks x runs, scored, stored and reported."""
-    from ..formats.benchmark import load_tasks_file, resolve_benchmark
     from ..formats.skill import load_skills
-    from ..plan import build_plan
-    from ..runner import RunSettings
 
     config = load_config(params["config_path"])
     opts = resolve_settings(ctx, params, config)
-    skills = load_skills(list(params["skills"]))
-    if params["tasks_file"] is not None:
-        benchmark = load_tasks_file(params["tasks_file"])
-    else:
-        benchmark = resolve_benchmark(opts["benchmark"], opts["benchmarks_dirs"])
-    source = benchmark.source
-    plan = build_plan(skills, benchmark, runs=opts["runs"], default_evaluator=opts["evaluator"],
-                      base_dir=source.parent if source else None,
-                      benchmark_file=str(source) if source else None)
-    settings = RunSettings(concurrency=opts["concurrency"], timeout_ms=opts["timeout"], retries=opts["retries"],
-                           backoff_ms=params["backoff"], timeout_override_ms=opts["timeout_override"])
+    plan, settings = prepare_evaluation(load_skills(list(params["skills"])), opts, params)
     if params["dry_run"]:
         from ..adapters import create_adapter
         from ..reports import prepare_output_dir
@@ -148,6 +135,26 @@ def eval_command(ctx: click.Context, **params: Any) -> None:
             click.echo(f"quality gate failed: completion rate below {opts['min_completion']} for "
                        + ", ".join(below), err=True)
             sys.exit(EXIT_GATE_FAILED)
+
+
+def prepare_evaluation(skills: list[Any], opts: dict[str, Any], params: dict[str, Any]) -> tuple[Any, Any]:
+    """The plan and run settings of an evaluation (shared by ``eval`` and ``run``); InputError if anything
+    in the skills, the benchmark or the settings is wrong."""
+    from ..formats.benchmark import load_tasks_file, resolve_benchmark
+    from ..plan import build_plan
+    from ..runner import RunSettings
+
+    if params["tasks_file"] is not None:
+        benchmark = load_tasks_file(params["tasks_file"])
+    else:
+        benchmark = resolve_benchmark(opts["benchmark"], opts["benchmarks_dirs"])
+    source = benchmark.source
+    plan = build_plan(skills, benchmark, runs=opts["runs"], default_evaluator=opts["evaluator"],
+                      base_dir=source.parent if source else None,
+                      benchmark_file=str(source) if source else None)
+    settings = RunSettings(concurrency=opts["concurrency"], timeout_ms=opts["timeout"], retries=opts["retries"],
+                           backoff_ms=params["backoff"], timeout_override_ms=opts["timeout_override"])
+    return plan, settings
 
 
 def _print_plan(plan: Any, settings: Any, opts: dict[str, Any], as_json: bool) -> None:

@@ -1,23 +1,27 @@
-"""Report files (JSON, Markdown, HTML, CSV) from SkillCompletionReport dicts.
+"""Report files (JSON, Markdown, HTML, CSV, JUnit XML) from SkillCompletionReport dicts, and report diffs.
 
 Layer rule: this package imports only ``errors``, ``results`` and ``formats``; never a runner or the CLI.
-jinja2 is imported only when HTML is rendered.
+Each format's renderer is imported when it is used (jinja2 only for HTML).
+
+The input is a list of report dicts, one per skill, in the original tool's shape (``skillId``,
+``skillVersion``, ``summary{...}``, ``latency{...}``, ``tokenCost``, ``tagBreakdown``, ``taskResults[...]``).
+Missing or odd values render as ``n/a``; unknown keys are ignored (and kept as they are in the JSON file).
+Everything in a report may come from the skill under test, so it is treated as untrusted text in every format.
 """
 
 from __future__ import annotations
 
-from .writers import (
-    CSV_COLUMNS,
+from typing import Any
+
+from .files import (
     EXTENSIONS,
     FORMATS,
     load_report_file,
     make_timestamp,
     normalize_formats,
     prepare_output_dir,
-    render_csv,
-    render_html,
+    render,
     render_json,
-    render_markdown,
     write_reports,
 )
 
@@ -29,9 +33,26 @@ __all__ = [
     "make_timestamp",
     "normalize_formats",
     "prepare_output_dir",
+    "render",
     "render_csv",
     "render_html",
     "render_json",
+    "render_junit",
     "render_markdown",
+    "tag_breakdown",
     "write_reports",
 ]
+
+_LAZY = {"CSV_COLUMNS": "csv_report", "render_csv": "csv_report", "render_html": "html",
+         "render_junit": "junit", "render_markdown": "markdown", "tag_breakdown": "_format"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value

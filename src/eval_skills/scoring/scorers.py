@@ -295,3 +295,6 @@ def custom(output: Any, task: Task, options: dict[str, Any], ctx: ScoringContext
         return Score(value, passed, str(verdict.get("reason", "custom scorer")))
     raise ScorerError(f"custom scorer returned {type(verdict).__name__}; expected bool, number or "
                       "{score, passed, reason}")
+
+
+from . import gaia as _gaia  # noqa: E402,F401 - registers the gaia scorer (it imports this module)

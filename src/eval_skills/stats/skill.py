@@ -18,7 +18,7 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
-from .results import TaskResult
+from ..results import TaskResult
 
 __all__ = ["nearest_rank", "composite_score", "skill_summary"]
 

@@ -1,0 +1,71 @@
+"""Listing benchmarks (built-in and user folders) and writing converted ones."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .._atomic import write_atomic
+from ..errors import InputError
+from ..formats._load import validate
+from ..formats.benchmark import Benchmark, builtin_benchmark_ids, load_benchmark_file, resolve_benchmark
+
+__all__ = ["PLACEHOLDERS", "BenchmarkInfo", "list_benchmarks", "write_benchmark"]
+
+# ids the original tool listed as placeholders, and how to make them real
+PLACEHOLDERS = {"gaia-v1": "eval-skills benchmarks import gaia metadata.jsonl",
+                "toolbench-lite": "eval-skills benchmarks import toolbench G1_query.json"}
+
+
+@dataclass
+class BenchmarkInfo:
+    id: str
+    source: str  # "built-in", a file path, or "not imported"
+    name: str = ""
+    domain: str = ""
+    tasks: int | None = None
+    scorers: tuple[str, ...] = ()
+    problem: str | None = None  # why the file could not be read, or how to import a placeholder
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "source": self.source, "name": self.name, "domain": self.domain,
+                "tasks": self.tasks, "scorers": list(self.scorers), "problem": self.problem}
+
+
+def _info(benchmark: Benchmark, source: str) -> BenchmarkInfo:
+    kinds = dict.fromkeys((t.evaluator.type if t.evaluator else t.expectedOutput.type) or "default"
+                          for t in benchmark.tasks)
+    return BenchmarkInfo(benchmark.id, source, benchmark.name, benchmark.domain, len(benchmark.tasks),
+                         tuple(sorted(kinds)))
+
+
+def list_benchmarks(folders: Sequence[Path] = ()) -> list[BenchmarkInfo]:
+    """Built-ins first, then each folder's ``<id>.json`` and ``<id>/benchmark.json`` files (a file that does
+    not load is listed with its problem), then the placeholders not yet imported."""
+    out = [_info(resolve_benchmark(ref), "built-in") for ref in builtin_benchmark_ids()]
+    for folder in folders:
+        files = sorted([*Path(folder).glob("*.json"), *Path(folder).glob("*/benchmark.json")])
+        for path in files:
+            try:
+                out.append(_info(load_benchmark_file(path), str(path)))
+            except InputError as exc:
+                out.append(BenchmarkInfo(path.stem if path.name != "benchmark.json" else path.parent.name,
+                                         str(path), problem=exc.line()))
+    known = {info.id for info in out}
+    for ref, how in PLACEHOLDERS.items():
+        if ref not in known:
+            out.append(BenchmarkInfo(ref, "not imported", problem=f"import it: {how}"))
+    return out
+
+
+def write_benchmark(data: dict[str, Any], target: Path, *, force: bool = False) -> Path:
+    """Validate a benchmark dict and write it to ``target`` (never replacing a file unless ``force``)."""
+    validate(Benchmark, data, str(target))
+    if target.exists() and not force:
+        raise InputError("already exists", file=str(target), hint="pass --force to replace it, or --output")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(target, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    return target

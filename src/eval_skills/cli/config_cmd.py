@@ -1,0 +1,77 @@
+"""``eval-skills config list|get|set``: the configuration, read with dot notation, set in the user file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..config import check_key, config_layers, effective_settings, lookup, set_user_value, user_config_path
+from ._globals import group
+
+
+def _show(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _path(value: str | None) -> Path | None:
+    return None if value is None else Path(value)
+
+
+@group("config", "List, read or set configuration values (set writes ~/.eval-skills/config.yaml).")
+def config_group() -> None:
+    """Configuration values, highest priority first: command-line flags, ./eval-skills.config.yaml (or -c FILE),
+    ~/.eval-skills/config.yaml (EVAL_SKILLS_HOME/config.yaml when set), built-in defaults."""
+
+
+@config_group.command("list")
+@click.option("-c", "--config", "config_path", help="Config file [default: ./eval-skills.config.yaml].")
+@click.option("--json", "as_json", is_flag=True, help="Print {key: {value, source}} as JSON.")
+def config_list(config_path: str | None, as_json: bool) -> None:
+    """Every setting with its effective value and where it comes from."""
+    settings = effective_settings(_path(config_path))
+    if as_json:
+        click.echo(json.dumps({k: {"value": v, "source": s} for k, (v, s) in settings.items()},
+                              indent=2, ensure_ascii=False))
+        return
+    width = max(len(key) for key in settings)
+    for key, (value, source) in settings.items():
+        click.echo(f"{key:<{width}}  {_show(value)}  ({source})")
+
+
+@config_group.command("get")
+@click.argument("key")
+@click.option("-c", "--config", "config_path", help="Config file [default: ./eval-skills.config.yaml].")
+@click.option("--json", "as_json", is_flag=True, help="Print the value as JSON.")
+def config_get(key: str, config_path: str | None, as_json: bool) -> None:
+    """Print one value (dot notation: llm.model). A known key that is not set prints nothing (null with
+    --json) and says so on stderr; an unknown key is exit 2."""
+    parts = check_key(key)
+    found, value = False, None
+    for _, data in config_layers(_path(config_path)):  # the highest layer that has it wins
+        hit, item = lookup(data, parts)
+        if hit:
+            found, value = True, item
+    if not found:
+        click.echo(f"{key} is not set (set it with: eval-skills config set {key} VALUE)", err=True)
+        if as_json:
+            click.echo("null")
+        return
+    click.echo(json.dumps(value, ensure_ascii=False) if as_json else _show(value))
+
+
+@config_group.command("set")
+@click.argument("key")
+@click.argument("value")
+def config_set(key: str, value: str) -> None:
+    """Set KEY to VALUE in ~/.eval-skills/config.yaml (VALUE is read as YAML: 8, true, [json, html], text).
+
+    eval and run use it unless ./eval-skills.config.yaml, -c FILE or a flag sets the same key.
+    """
+    path = set_user_value(key, value)
+    click.echo(f"{key} = {value} (written to {path})")
+
+
+__all__ = ["config_group", "user_config_path"]

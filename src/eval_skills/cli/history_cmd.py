@@ -1,0 +1,59 @@
+"""``eval-skills history``: a skill's past evaluations from the results store, newest first."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..config import load_config
+from ._globals import make_console
+
+
+def _rate(value: Any) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
+
+
+def _change(value: Any) -> str:
+    if value is None:
+        return ""
+    return "→ +0.0000" if value == 0 else f"{'▲' if value > 0 else '▼'} {value:+.4f}"
+
+
+@click.command("history")
+@click.option("--skill", "skill_id", required=True, help="The skill id.")
+@click.option("--benchmark", default=None, help="Only evaluations on this benchmark id.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="At most this many evaluations.")
+@click.option("--store", type=click.Path(path_type=Path), default=None,
+              help="The results store [default: the config's store, ./eval-skills.db].")
+@click.option("-c", "--config", "config_path", type=click.Path(path_type=Path), default=None,
+              help="Config file [default: ./eval-skills.config.yaml, then ~/.eval-skills/config.yaml].")
+@click.option("--json", "as_json", is_flag=True, help="Print the history as JSON.")
+def history_command(skill_id: str, benchmark: str | None, limit: int | None, store: Path | None,
+                    config_path: Path | None, as_json: bool) -> None:
+    """A skill's evaluations, newest first: date, benchmark, version, completion rate, P95, composite score,
+    and the change from the evaluation before on the same benchmark."""
+    from ..discovery import history
+
+    store_path = store or Path(load_config(config_path).store)
+    rows = history(store_path, skill_id, benchmark, limit)
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    if not rows:
+        click.echo(f"no evaluations of {skill_id} in {store_path}" + (f" on {benchmark}" if benchmark else ""))
+        return
+    from rich.table import Table
+
+    table = Table(title=f"{skill_id}: {len(rows)} evaluation(s), newest first", title_justify="left")
+    for column in ("date", "benchmark", "version", "status", "completion", "change", "p95 ms", "composite",
+                   "change ", "evaluation"):
+        table.add_column(column, no_wrap=True)
+    for r in rows:
+        table.add_row(str(r["startedAt"]), str(r["benchmarkId"]), str(r["skillVersion"]), str(r["status"]),
+                      _rate(r["completionRate"]), _change(r["completionChange"]),
+                      "n/a" if r["p95Ms"] is None else f"{r['p95Ms']:.1f}", _rate(r["compositeScore"]),
+                      _change(r["compositeChange"]), str(r["evaluationId"])[:12])
+    make_console().print(table)

@@ -1,0 +1,108 @@
+"""``eval-skills run``: find -> eval -> select -> report in one command.
+
+It shares eval's options and code path (``prepare_evaluation`` and ``_run`` of ``eval_cmd``); reports are
+written for the selected skills only, and every candidate's results are recorded in the store.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..config import load_config
+from ..errors import InputError
+from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED
+from ._globals import make_console
+from ._options import GreedyCommand
+from .eval_cmd import _print_plan, _run, _summary_table, eval_command, prepare_evaluation, resolve_settings
+from .select_cmd import print_selection, strategy_from
+
+log = logging.getLogger("eval_skills.run")
+
+# eval's options that run takes as they are (same names, defaults, help and config keys)
+SHARED = ("benchmark", "tasks_file", "concurrency", "timeout", "retries", "runs", "evaluator", "formats", "output_dir",
+          "benchmarks_dir", "store", "no_store", "config_path", "as_json", "backoff", "dry_run")
+
+
+@click.command("run", cls=GreedyCommand, greedy=("--format", "--benchmarks-dir", "--tag", "-t"))
+@click.option("-q", "--query", default=None, help="Only skills matching these keywords (as find --query).")
+@click.option("-t", "--tag", "tags", multiple=True, help="Only skills with ALL these tags.")
+@click.option("-a", "--adapter", type=click.Choice(["http", "subprocess", "mcp", "langchain", "custom"]),
+              default=None, help="Only skills of this adapter type.")
+@click.option("--skills-dir", type=click.Path(path_type=Path), default=Path("./skills"), show_default=True,
+              help="Folder scanned for skill.json files.")
+@click.option("--strategy", "strategy_path", type=click.Path(path_type=Path), default=None,
+              help="Selection strategy YAML/JSON (filters, sortBy, order, topK) [default: rank by compositeScore].")
+@click.option("--min-completion", type=click.FloatRange(0, 1), default=0.7, show_default=True,
+              help="Selection filter: minimum completion rate (a strategy file's minCompletionRate wins over "
+                   "the default and the config, this flag wins over both).")
+@click.option("--top-k", type=click.IntRange(min=1), default=None, help="Keep only the best K [default: all].")
+@click.option("--exit-on-fail", is_flag=True, help="Exit 1 when no skill is selected.")
+@click.pass_context
+def run_command(ctx: click.Context, **params: Any) -> None:
+    """Find the skills of --skills-dir (filtered by --query, --tag, --adapter), evaluate them all on the
+    benchmark, select and rank them (--strategy, --min-completion, --top-k), write the reports of the
+    selected skills in every --format, and print the ranked list."""
+    from ..discovery import find_skills, scan_skills
+    from ..reports import prepare_output_dir, write_reports
+    from ..selection import select_skills
+
+    config = load_config(params["config_path"])
+    opts = resolve_settings(ctx, params, config)
+    strategy = strategy_from(params["strategy_path"], None, params["top_k"])
+    source = ctx.get_parameter_source("min_completion")
+    if (source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")) \
+            or strategy.filters.minCompletionRate is None:
+        strategy.filters.minCompletionRate = opts["min_completion"]
+    scan = scan_skills(params["skills_dir"])
+    for problem in scan.problems:
+        click.echo(f"warning: skipped {problem}", err=True)
+    found = find_skills(scan.skills, query=params["query"], tags=params["tags"], adapter=params["adapter"])
+    if not found:
+        raise InputError("no skills match" + (f" the query {params['query']!r}" if params["query"] else ""),
+                         file=str(params["skills_dir"]), hint="check --skills-dir, --query, --tag and --adapter")
+    skills = [f.skill for f in found]
+    log.info("found %d skill(s): %s", len(skills), ", ".join(s.id for s in skills))
+    plan, settings = prepare_evaluation(skills, opts, params)
+    if params["dry_run"]:
+        from ..adapters import create_adapter
+
+        for skill in plan.skills:
+            create_adapter(skill)
+        prepare_output_dir(opts["output_dir"], opts["formats"], create=False)
+        _print_plan(plan, settings, opts, params["as_json"])
+        return
+    prepare_output_dir(opts["output_dir"], opts["formats"])  # a bad folder stops the run before it starts
+    outcome = _run(plan, settings, {**opts, "formats": []}, params)  # reports are written after selection
+    selection = select_skills(skills, {r["skillId"]: r for r in outcome.reports}, strategy)
+    chosen = {s["skillId"] for s in selection.selected}
+    files = write_reports([r for r in outcome.reports if r["skillId"] in chosen], opts["formats"],
+                          opts["output_dir"]) if chosen else []
+    if params["as_json"]:
+        click.echo(json.dumps({**selection.to_json(), "reportFiles": [str(f) for f in files],
+                               "evaluationId": outcome.evaluation_id, "reports": outcome.reports},
+                              indent=2, ensure_ascii=False, default=str))
+    else:
+        console = make_console()
+        console.print(_summary_table(outcome.reports))
+        print_selection(selection)
+        for path in files:
+            console.print(f"report: {path}")
+        if not chosen:
+            console.print("no skill met the selection: no report written")
+        if outcome.evaluation_id:
+            console.print(f"stored as evaluation {outcome.evaluation_id} in {opts['store']}")
+    if outcome.interrupted:
+        click.echo(f"interrupted: {len(outcome.results)} of {plan.total} items finished and were recorded", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    if params["exit_on_fail"] and not chosen:
+        click.echo("quality gate failed: no skill met the selection", err=True)
+        sys.exit(EXIT_GATE_FAILED)
+
+
+run_command.params[:0] = [p for p in eval_command.params if p.name in SHARED]

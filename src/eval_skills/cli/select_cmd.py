@@ -1,0 +1,136 @@
+"""``eval-skills select``: filter and rank candidate skills by their evaluation reports."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..config import load_config
+from ..errors import InputError
+from ._globals import make_console
+from ._options import GreedyCommand
+
+log = logging.getLogger("eval_skills.select")
+
+
+def load_candidates(source: Path) -> list[Any]:
+    """Candidate skills from a folder (every skill.json below it) or a JSON file listing skill paths:
+    ``["a/skill.json", ...]``, ``[{"path": ...}, ...]`` (the output of ``find --json``), or an object with a
+    ``selected`` or ``skills`` list (the output of ``select``). Relative paths are from the file's folder."""
+    from ..discovery import scan_skills
+    from ..formats._load import read_json
+    from ..formats.skill import load_skills
+
+    if source.is_dir():
+        scan = scan_skills(source)
+        for problem in scan.problems:
+            click.echo(f"warning: skipped {problem}", err=True)
+        return scan.skills
+    data = read_json(source)
+    if isinstance(data, dict):
+        data = data.get("selected", data.get("skills"))
+    if not isinstance(data, list):
+        raise InputError("expected a folder, or a JSON list of skill paths (or of objects with a path)",
+                         file=str(source), field="$", hint="check --from")
+    paths = []
+    for index, item in enumerate(data):
+        raw = item.get("path") if isinstance(item, dict) else item
+        if not isinstance(raw, str):
+            raise InputError("expected a skill path", file=str(source), field=f"$[{index}]")
+        paths.append(source.parent / raw)
+    return load_skills(paths)
+
+
+def gather_reports(report_files: tuple[Path, ...], store: Path, skill_ids: list[str]) -> dict[str, Any]:
+    """The newest report per skill from the given report files, else from the results store."""
+    from ..discovery import latest_reports
+    from ..reports import load_report_file
+    from ..selection import newest_by_skill
+
+    if report_files:
+        return newest_by_skill([r for path in report_files for r in load_report_file(path)])
+    found = latest_reports(store, skill_ids)
+    if not found and not store.is_file():
+        raise InputError("no reports: pass --reports, or evaluate the skills first", file=str(store),
+                         hint="eval-skills eval records every evaluation in this store")
+    return found
+
+
+def strategy_from(path: Path | None, min_completion: float | None, top_k: int | None) -> Any:
+    from ..formats.strategy import Strategy, load_strategy
+
+    strategy = load_strategy(path) if path is not None else Strategy()
+    if min_completion is not None:
+        strategy.filters.minCompletionRate = min_completion
+    if top_k is not None:
+        strategy.topK = top_k
+    return strategy
+
+
+def print_selection(selection: Any) -> None:
+    from rich.table import Table
+
+    def fmt(value: Any, spec: str) -> str:
+        return "n/a" if value is None else format(value, spec)
+
+    table = Table(title=f"selected {len(selection.selected)} skill(s), by {selection.strategy.sortBy}",
+                  title_justify="left")
+    for column in ("rank", "skill", "version", "adapter", "completion", "errors", "p95 ms", "composite", "tokens"):
+        table.add_column(column, no_wrap=True)
+    for s in selection.selected:
+        table.add_row(str(s["rank"]), s["skillId"], s["version"], s["adapterType"], fmt(s["completionRate"], ".4f"),
+                      fmt(s["errorRate"], ".4f"), fmt(s["latencyP95Ms"], ".1f"), fmt(s["compositeScore"], ".4f"),
+                      fmt(s["totalTokens"], ",.0f"))
+    console = make_console()
+    console.print(table)
+    for e in selection.excluded:
+        console.print(f"excluded {e['skillId']}: {e['reason']}")
+
+
+@click.command("select", cls=GreedyCommand, greedy=("--reports",))
+@click.option("--from", "source", required=True, type=click.Path(path_type=Path),
+              help="Candidate skills: a folder, or a JSON file listing skill paths (find --json, select output).")
+@click.option("--reports", "report_files", multiple=True, type=click.Path(path_type=Path),
+              help="Evaluation report JSON file(s); several may follow [default: the newest reports in the store].")
+@click.option("--strategy", "strategy_path", type=click.Path(path_type=Path), default=None,
+              help="Strategy YAML/JSON file (filters, sortBy, order, topK) [default: rank by compositeScore].")
+@click.option("--min-completion", type=click.FloatRange(0, 1), default=None,
+              help="Override the strategy's minCompletionRate filter.")
+@click.option("--top-k", type=click.IntRange(min=1), default=None, help="Keep only the best K [default: all].")
+@click.option("--output", type=click.Path(path_type=Path), default=None,
+              help="Write the selection JSON to this file [default: stdout].")
+@click.option("--store", type=click.Path(path_type=Path), default=None,
+              help="Results store used when no --reports are given [default: the config's store].")
+@click.option("-c", "--config", "config_path", type=click.Path(path_type=Path), default=None,
+              help="Config file [default: ./eval-skills.config.yaml, then ~/.eval-skills/config.yaml].")
+@click.option("--json", "as_json", is_flag=True, help="Print the selection JSON on stdout (also with --output).")
+def select_command(source: Path, report_files: tuple[Path, ...], strategy_path: Path | None,
+                   min_completion: float | None, top_k: int | None, output: Path | None, store: Path | None,
+                   config_path: Path | None, as_json: bool) -> None:
+    """Filter candidates by completion rate, error rate, P95 latency, adapter type and required tags, rank
+    them by compositeScore, completionRate, latency or tokenCost, and keep the top K. Prints the selection as
+    JSON: {strategy, selected: [{rank, skillId, ...metrics}], excluded: [{skillId, reason}]}."""
+    from ..selection import select_skills
+    from .report_cmd import write_text
+
+    strategy = strategy_from(strategy_path, min_completion, top_k)  # bad strategy: exit 2 before anything
+    if not source.exists():
+        raise InputError("no such file or folder", file=str(source), hint="check --from")
+    for path in report_files:
+        if not path.is_file():
+            raise InputError("report file not found", file=str(path), hint="check --reports")
+    skills = load_candidates(source)
+    reports = gather_reports(report_files, store or Path(load_config(config_path).store), [s.id for s in skills])
+    log.info("%d candidates, %d reports", len(skills), len(reports))
+    selection = select_skills(skills, reports, strategy)
+    text = json.dumps(selection.to_json(), indent=2, ensure_ascii=False)
+    if output is not None:
+        write_text(output, text + "\n")
+        click.echo(f"wrote {output}: {len(selection.selected)} selected, {len(selection.excluded)} excluded",
+                   err=as_json)
+    if output is None or as_json:
+        click.echo(text)

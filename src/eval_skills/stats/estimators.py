@@ -1,0 +1,124 @@
+"""Estimators shared by every kind of evaluation: pure functions of numbers, seeded where random.
+
+- :func:`sample_summary`: ``{mean, stddev, min, max}`` with the sample standard deviation (n - 1; 0 for n = 1);
+- :func:`pass_at_k_task` / :func:`pass_hat_k_task`: the unbiased pass@k ``1 - C(n-c, k) / C(n, k)`` and
+  pass^k ``C(c, k) / C(n, k)`` of one task run ``n`` times with ``c`` passes;
+- :func:`bootstrap_ci`: a percentile bootstrap interval of a mean, from a seeded random source (the same values
+  always give the same interval);
+- :func:`sign_flip_test`: the two-sided paired sign-flip permutation test with the mean as its statistic, exact up
+  to 16 values and seeded Monte Carlo above; :func:`min_two_sided_p` is the smallest p-value it can give;
+- :func:`wilson_interval`: the Wilson score interval of a proportion.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+import statistics
+from collections.abc import Sequence
+
+__all__ = ["bootstrap_ci", "min_two_sided_p", "pass_at_k_task", "pass_hat_k_task", "sample_summary",
+           "sign_flip_test", "wilson_interval"]
+
+CI_ITERATIONS = 1000
+CI_LEVEL = 0.95
+EXACT_MAX = 16
+MONTE_CARLO_RESAMPLES = 100_000
+
+
+def _r(value: float) -> float:
+    return round(value, 4)
+
+
+def sample_summary(values: Sequence[float]) -> dict[str, float | None]:
+    """``{mean, stddev, min, max}`` rounded to 4 decimals; stddev is the sample one (n - 1), 0 when n = 1;
+    every field is None when there are no values."""
+    if not values:
+        return {"mean": None, "stddev": None, "min": None, "max": None}
+    stddev = statistics.stdev(values) if len(values) > 1 else 0.0
+    return {"mean": _r(math.fsum(values) / len(values)), "stddev": _r(stddev), "min": _r(min(values)),
+            "max": _r(max(values))}
+
+
+def _check_counts(n: int, c: int, k: int) -> None:
+    if not 0 <= c <= n or k < 1:
+        raise ValueError(f"pass@k needs 0 <= c <= n and k >= 1 (n={n}, c={c}, k={k})")
+    if n < k:
+        raise ValueError(f"pass@{k} needs at least {k} runs, got {n}")
+
+
+def pass_at_k_task(n: int, c: int, k: int) -> float:
+    """The chance that at least one of ``k`` runs drawn without replacement from ``n`` (``c`` of them passing)
+    passes: ``1 - C(n-c, k) / C(n, k)``. ValueError when ``n < k``."""
+    _check_counts(n, c, k)
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def pass_hat_k_task(n: int, c: int, k: int) -> float:
+    """The chance that all ``k`` runs drawn without replacement from ``n`` pass: ``C(c, k) / C(n, k)``."""
+    _check_counts(n, c, k)
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def bootstrap_ci(values: Sequence[float], *, iterations: int = CI_ITERATIONS, level: float = CI_LEVEL,
+                 seed: int = 0) -> dict[str, float] | None:
+    """A percentile bootstrap interval of the mean: ``{lower, upper, mean, level}``, or None without values.
+
+    ``iterations`` resamples with replacement; the bounds are the sorted resample means at
+    ``floor(alpha/2 x iterations)`` and ``floor((1 - alpha/2) x iterations)``; ``mean`` is the mean of the
+    resample means. The values are sorted and the source seeded, so the same values give the same interval."""
+    n = len(values)
+    if n == 0:
+        return None
+    population = sorted(values)
+    rng = random.Random(seed)
+    means = sorted(math.fsum(rng.choices(population, k=n)) / n for _ in range(iterations))
+    alpha = 1 - level
+    lower = means[min(math.floor(alpha / 2 * iterations), iterations - 1)]
+    upper = means[min(math.floor((1 - alpha / 2) * iterations), iterations - 1)]
+    return {"lower": _r(lower), "upper": _r(upper), "mean": _r(math.fsum(means) / iterations), "level": level}
+
+
+def sign_flip_test(deltas: Sequence[float], *, seed: int = 0, exact_max: int = EXACT_MAX,
+                   resamples: int = MONTE_CARLO_RESAMPLES) -> float | None:
+    """The two-sided p-value that the mean of paired ``deltas`` is 0, by flipping their signs.
+
+    Up to ``exact_max`` values every one of the 2^n sign patterns is enumerated: p = the share of patterns whose
+    |mean| is at least the observed |mean|. Above that, ``resamples`` random patterns from a seeded source give
+    ``(hits + 1) / (resamples + 1)``. None without values."""
+    n = len(deltas)
+    if n == 0:
+        return None
+    observed = abs(math.fsum(deltas))
+    tolerance = 1e-9 * max(1.0, observed)
+    if n <= exact_max:
+        hits = sum(1 for signs in itertools.product((1, -1), repeat=n)
+                   if abs(math.fsum(s * d for s, d in zip(signs, deltas, strict=True))) >= observed - tolerance)
+        return hits / 2 ** n
+    rng = random.Random(seed)
+    hits = 0
+    for _ in range(resamples):
+        total = math.fsum(d if rng.random() < 0.5 else -d for d in deltas)
+        hits += abs(total) >= observed - tolerance
+    return (hits + 1) / (resamples + 1)
+
+
+def min_two_sided_p(n: int) -> float:
+    """The smallest p-value :func:`sign_flip_test` can give for ``n`` values (exactly): ``2 / 2^n``. Below 6
+    values it is above 0.05, so no such test can reach significance at that level."""
+    return 2 / 2 ** n if n > 0 else 1.0
+
+
+def wilson_interval(successes: int, n: int, *, level: float = CI_LEVEL) -> tuple[float, float] | None:
+    """The Wilson score interval ``(lower, upper)`` of ``successes / n``, rounded to 4 decimals; None for n = 0."""
+    if n <= 0:
+        return None
+    if not 0 <= successes <= n:
+        raise ValueError(f"successes must be between 0 and n (successes={successes}, n={n})")
+    z = statistics.NormalDist().inv_cdf(1 - (1 - level) / 2)
+    p = successes / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return _r(max(0.0, centre - half)), _r(min(1.0, centre + half))
