@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "config": ("config_cmd:config_group", "List, read or set configuration values."),
     "history": ("history_cmd:history_command", "A skill's past evaluations from the store, newest first."),
     "benchmarks": ("benchmarks_cmd:benchmarks_group", "List benchmarks, or import GAIA and ToolBench ones."),
+    "view": ("view_cmd:view_command", "Review outputs side by side and write feedback (serves a page)."),
 }
 
 EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130

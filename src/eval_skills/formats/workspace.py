@@ -5,6 +5,8 @@ Layout (``<skill>-workspace/`` beside the skill unless ``--workspace`` says othe
     iteration-<n>/
       benchmark.json  benchmark.md  feedback.json
       eval-<id>/
+        eval_metadata.json                    the case as run: prompt, expected output, files, assertions
+        inputs/<file name>                    the case's fixture files
         comparison.json                       the blind A/B verdicts of this case
         <arm>/run-<k>/                        arm: with_skill | without_skill | old_skill
           outputs/response.md                 the agent's final response
@@ -33,14 +35,30 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = [
     "ARMS",
     "BASELINE_ARMS",
+    "EVAL_METADATA_FILE",
+    "INPUTS_DIR",
+    "ABSummary",
+    "ArmSummary",
+    "Benchmark",
+    "BenchmarkRun",
+    "BenchmarkStatistics",
+    "ClassMetrics",
     "Comparison",
+    "DeltaEstimate",
+    "EvalMetadata",
     "Expectation",
     "Feedback",
     "FinalEvent",
     "Grading",
     "GradingSummary",
     "MessageEvent",
+    "NonDiscriminating",
+    "PassAtK",
     "Review",
+    "RoutingMetrics",
+    "RoutingQueryResult",
+    "RoutingResults",
+    "RunResult",
     "SkillEvent",
     "Stat",
     "Timing",
@@ -181,6 +199,7 @@ class Grading(BaseModel):
 
     expectations: list[Expectation]
     summary: GradingSummary
+    error: str | None = None  # why an error run has no grades (the agent failed or timed out)
 
 
 # ---- per iteration -----------------------------------------------------------------------------------
@@ -222,3 +241,172 @@ class Comparison(BaseModel):
     winner: Literal["A", "B", "TIE"] | None
     winner_arm: str | None  # the unblinded winner ("TIE" or None when there is none)
     reasoning: str = ""
+
+
+# ---- what the review page reads beyond the files above ------------------------------------------------
+
+EVAL_METADATA_FILE = "eval_metadata.json"  # eval-<id>/eval_metadata.json
+INPUTS_DIR = "inputs"  # eval-<id>/inputs/<file name>: the case's fixture files, as copied into each run
+
+
+class EvalMetadata(BaseModel):
+    """``eval-<id>/eval_metadata.json``: the case as it was run, so the workspace explains itself after the
+    skill or its ``evals.json`` changed (skill-creator's viewer reads ``prompt`` from the same file)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    eval_id: int | str
+    eval_name: str | None = None
+    prompt: str = ""
+    expected_output: str = ""
+    files: list[str] = Field(default_factory=list)
+    assertions: list[str] = Field(default_factory=list)
+
+
+class RunResult(BaseModel):
+    """``result`` of a ``benchmark.json`` run entry. ``pass_rate`` is None for an error run."""
+
+    model_config = ConfigDict(extra="allow")
+
+    pass_rate: float | None = None
+    passed: int = 0
+    failed: int = 0
+    total: int = 0
+    time_seconds: float | None = None
+    tokens: int | None = None
+    tool_calls: int | None = None
+    errors: int = 0
+
+
+class BenchmarkRun(BaseModel):
+    """One entry of ``benchmark.json`` ``runs``, as skill-creator writes them."""
+
+    model_config = ConfigDict(extra="allow")
+
+    eval_id: int | str
+    eval_name: str | None = None
+    configuration: str
+    run_number: int
+    result: RunResult = Field(default_factory=RunResult)
+    expectations: list[Expectation] = Field(default_factory=list)
+
+
+class ArmSummary(BaseModel):
+    """One arm of ``run_summary``: each figure ``{mean, stddev, min, max}`` over all runs of all cases."""
+
+    model_config = ConfigDict(extra="allow")
+
+    pass_rate: Stat | None = None
+    time_seconds: Stat | None = None
+    tokens: Stat | None = None
+
+
+class DeltaEstimate(BaseModel):
+    """``statistics.pass_rate_delta``: with_skill minus the baseline arm, estimated over cases (per case the
+    mean over its runs), with a bootstrap interval and a paired sign-flip permutation test."""
+
+    model_config = ConfigDict(extra="allow")
+
+    estimate: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    confidence: float = 0.95
+    p_value: float | None = None
+    cases: int | None = None
+    note: str = ""
+
+
+class PassAtK(BaseModel):
+    """``statistics.pass_at_k.<arm>``: a run counts as passed when all its expectations pass."""
+
+    model_config = ConfigDict(extra="allow")
+
+    k: int
+    pass_at_k: float | None = None
+    pass_hat_k: float | None = None
+
+
+class BenchmarkStatistics(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    pass_rate_delta: DeltaEstimate | None = None
+    pass_at_k: dict[str, PassAtK] = Field(default_factory=dict)
+
+
+class NonDiscriminating(BaseModel):
+    """One entry of ``benchmark.json`` ``non_discriminating``. ``counts``: per arm ``{passed, runs}``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    eval_id: int | str
+    assertion: str
+    kind: str  # always_pass | always_fail | only_without_skill | flaky
+    counts: dict[str, dict[str, int]] = Field(default_factory=dict)
+
+
+class ABSummary(BaseModel):
+    """``benchmark.json`` ``comparison``: the blind A/B verdicts, unblinded, as the skill's wins."""
+
+    model_config = ConfigDict(extra="allow")
+
+    wins: int = 0
+    ties: int = 0
+    losses: int = 0
+
+
+class Benchmark(BaseModel):
+    """``benchmark.json``. ``run_summary`` maps each arm to an :class:`ArmSummary` and ``delta`` to numbers
+    (with_skill minus the baseline arm)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    runs: list[BenchmarkRun] = Field(default_factory=list)
+    run_summary: dict[str, Any] = Field(default_factory=dict)
+    statistics: BenchmarkStatistics | None = None
+    non_discriminating: list[NonDiscriminating] = Field(default_factory=list)
+    comparison: ABSummary | None = None
+    notes: list[str] = Field(default_factory=list)
+
+
+class ClassMetrics(BaseModel):
+    """Precision, recall, F1 and accuracy, the positive class being "should trigger"."""
+
+    model_config = ConfigDict(extra="allow")
+
+    precision: float | None = None
+    recall: float | None = None
+    f1: float | None = None
+    accuracy: float | None = None
+
+
+class RoutingMetrics(ClassMetrics):
+    by_invocation_type: dict[str, ClassMetrics] = Field(default_factory=dict)
+
+
+class RoutingQueryResult(BaseModel):
+    """One query of ``routing_results.json``. Its runs' transcripts are in ``query-<i>/run-<k>/``, ``i`` the
+    query's 1-based position in ``queries``. ``trigger_rate_ci`` is the Wilson interval (``--runs`` > 1)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    query: str
+    should_trigger: bool
+    invocation_type: str | None = None
+    runs: int = 0
+    triggers: int = 0
+    errors: int = 0
+    trigger_rate: float | None = None
+    trigger_rate_ci: list[float] | None = None
+    passed: bool | None = None
+    distractors_invoked: dict[str, int] = Field(default_factory=dict)
+
+
+class RoutingResults(BaseModel):
+    """``routing-<n>/routing_results.json``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    queries: list[RoutingQueryResult] = Field(default_factory=list)
+    metrics: RoutingMetrics = Field(default_factory=RoutingMetrics)

@@ -1,0 +1,164 @@
+"""The Benchmark tab of a paired-run workspace: the run summary (mean ± stddev per arm and the delta), the
+pass-rate delta with its interval and p-value, pass@k, a chart of pass rate per case per arm, the
+assertion x run grid, the non-discriminating assertions and the blind A/B results.
+
+Numbers are shown as ``benchmark.json`` holds them; nothing is recomputed except the per-case means of the
+chart and the grid's cells. Without a ``benchmark.json`` (an interrupted run) the chart and grid are built
+from the runs' ``grading.json`` and ``timing.json`` files and the summary says it is missing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from ..formats.workspace import ArmSummary, BenchmarkRun, Grading, RunResult, Timing
+from .paired_view import Comparisons, arm_label, mean_pass_rates
+from .render import fixed, number, pct, points
+from .workspace import CaseRef, arm_order, case_sort_key
+
+if TYPE_CHECKING:
+    from .paired_view import WorkspaceSource
+
+__all__ = ["benchmark_context", "bar_chart", "runs_from_folders"]
+
+KIND_LABELS = {"always_pass": "passes in every run of both arms", "always_fail": "fails in every run of both arms",
+               "only_without_skill": "passes only without the skill", "flaky": "passes in some runs, fails in others"}
+EVIDENCE_LIMIT = 300
+
+
+def runs_from_folders(src: WorkspaceSource, cases: list[CaseRef]) -> list[BenchmarkRun]:
+    """``benchmark.json``-shaped run entries read from each run's grading.json and timing.json."""
+    runs = []
+    for case in cases:
+        for ref in case.runs:
+            grading, _ = src.read.model(ref.path / "grading.json", Grading)
+            timing, _ = src.read.model(ref.path / "timing.json", Timing)
+            result = RunResult(time_seconds=timing.total_duration_seconds if timing else None,
+                               tokens=timing.total_tokens if timing else None)
+            if grading is None or grading.error:
+                result.errors = 1
+            else:
+                s = grading.summary
+                result.pass_rate, result.passed, result.failed, result.total = s.pass_rate, s.passed, s.failed, s.total
+            runs.append(BenchmarkRun(eval_id=case.key, configuration=ref.arm, run_number=ref.number, result=result,
+                                     expectations=grading.expectations if grading else []))
+    return runs
+
+
+def _delta(value: Any) -> float | None:
+    """A delta as a number (skill-creator writes strings such as ``"+0.50"``)."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _summary_rows(run_summary: dict[str, Any], arms: list[str]) -> list[dict[str, Any]]:
+    summaries: dict[str, ArmSummary | None] = {}
+    for arm in arms:
+        try:
+            summaries[arm] = ArmSummary.model_validate(run_summary.get(arm) or {})
+        except ValidationError:
+            summaries[arm] = None
+    delta = run_summary.get("delta") if isinstance(run_summary.get("delta"), dict) else {}
+    rows = []
+    for key, label, show, show_delta in (
+            ("pass_rate", "Pass rate", pct, points),
+            ("time_seconds", "Time (s)", lambda v: fixed(v, 1), lambda v: fixed(v, 1, signed=True)),
+            ("tokens", "Tokens", number, lambda v: fixed(v, 0, signed=True))):
+        cells = []
+        for arm in arms:
+            summary = summaries.get(arm)
+            stat = getattr(summary, key) if summary is not None else None
+            cells.append(None if stat is None else {"mean": show(stat.mean), "stddev": show(stat.stddev),
+                                                    "min": show(stat.min), "max": show(stat.max)})
+        value = _delta(delta.get(key)) if delta else None
+        rows.append({"label": label, "cells": cells, "delta": None if value is None else show_delta(value),
+                     "delta_sign": 0 if not value else (1 if value > 0 else -1)})
+    return rows
+
+
+def bar_chart(labels: list[str], series: list[str], rates: dict[str, dict[str, float | None]]) -> dict[str, Any]:
+    """The geometry of a horizontal bar chart: one group of bars per label, one bar per series, rates 0-1."""
+    label_w, bar_w, bar_h, gap = 170, 420, 11, 9
+    bars, texts, y = [], [], 6
+    for label in labels:
+        top = y
+        for index, name in enumerate(series):
+            rate = rates.get(label, {}).get(name)
+            bars.append({"y": y, "w": 0 if rate is None else round(rate * bar_w, 1), "series": index,
+                         "value": "–" if rate is None else f"{rate * 100:.0f}%",
+                         "title": f"{label} · {name}: " + ("no graded run" if rate is None else pct(rate))})
+            y += bar_h + 2
+        shown = label if len(label) <= 24 else label[:23] + "…"
+        texts.append({"y": round(top + (y - top) / 2 + 2, 1), "text": shown, "title": label})
+        y += gap
+    return {"width": label_w + bar_w + 60, "height": y, "x0": label_w, "bar_w": bar_w, "bar_h": bar_h,
+            "bars": bars, "labels": texts, "series": series}
+
+
+def _grid(case_ids: list[str], runs: list[BenchmarkRun], arms: list[str]) -> dict[str, Any]:
+    by_key = {(str(r.eval_id), r.configuration, r.run_number): r for r in runs}
+    numbers = {arm: sorted({r.run_number for r in runs if r.configuration == arm}) for arm in arms}
+    columns = [(arm, n) for arm in arms for n in numbers[arm]]
+    rows = []
+    for case in case_ids:
+        texts: list[str] = []
+        for entry in runs:
+            if str(entry.eval_id) == case:
+                texts += [e.text for e in entry.expectations if e.text not in texts]
+        for text in texts:
+            cells = []
+            for arm, n in columns:
+                run = by_key.get((case, arm, n))
+                if run is None:
+                    cells.append({"mark": "", "css": "none", "title": f"{arm_label(arm)} run {n}: no such run"})
+                    continue
+                if run.result.errors or run.result.pass_rate is None and not run.expectations:
+                    cells.append({"mark": "E", "css": "err", "title": f"{arm_label(arm)} run {n}: error run"})
+                    continue
+                found = next((e for e in run.expectations if e.text == text), None)
+                if found is None:
+                    cells.append({"mark": "", "css": "none", "title": f"{arm_label(arm)} run {n}: not graded"})
+                    continue
+                mark, css = ("✓", "pass") if found.passed else ("?", "na") if found.passed is None else ("✗", "fail")
+                evidence = found.evidence if len(found.evidence) <= EVIDENCE_LIMIT else \
+                    found.evidence[:EVIDENCE_LIMIT] + "…"
+                cells.append({"mark": mark, "css": css, "title": f"{arm_label(arm)} run {n}: {evidence}"})
+            rows.append({"case": case, "text": text, "cells": cells, "first": text == texts[0]})
+    return {"arms": [(arm, arm_label(arm), len(numbers[arm])) for arm in arms], "columns": columns, "rows": rows}
+
+
+def benchmark_context(src: WorkspaceSource) -> dict[str, Any]:
+    bench, problem = src.benchmark()
+    cases = src.scan()
+    problems = [problem] if problem else []
+    runs = bench.runs if bench is not None and bench.runs else runs_from_folders(src, cases)
+    arms = sorted({r.configuration for r in runs} | {a for c in cases for a in c.arms}, key=arm_order)
+    case_ids = [c.key for c in cases]
+    case_ids += sorted({str(r.eval_id) for r in runs} - set(case_ids), key=case_sort_key)
+    errors = {arm: sum(1 for r in runs if r.configuration == arm and (r.result.errors or r.result.pass_rate is None))
+              for arm in arms}
+    counts = {arm: sum(1 for r in runs if r.configuration == arm) for arm in arms}
+    ab_cases = []
+    for case in cases:
+        found, p = src.read.model(case.path / "comparison.json", Comparisons)
+        problems += [p] if p else []
+        ab_cases += [(case.key, c) for c in (found.comparisons if found else [])]
+    metadata = bench.metadata if bench else {}
+    return {
+        "bench": bench, "problems": problems, "arms": [(a, arm_label(a)) for a in arms],
+        "facts": [(k, v) for k, v in metadata.items() if isinstance(v, str | int | float | bool) or v is None],
+        "summary": _summary_rows(bench.run_summary, arms) if bench else [],
+        "baseline": next((arm_label(a) for a in arms if a != "with_skill"), "baseline"),
+        "errors": errors, "counts": counts,
+        "statistics": bench.statistics if bench else None,
+        "chart": bar_chart(case_ids, arms, mean_pass_rates(runs)),
+        "grid": _grid(case_ids, runs, arms),
+        "non_discriminating": [(n, KIND_LABELS.get(n.kind, n.kind))
+                               for n in (bench.non_discriminating if bench else [])],
+        "ab": bench.comparison if bench else None, "ab_cases": ab_cases,
+        "notes": bench.notes if bench else [], "arm_label": arm_label,
+    }

@@ -1,0 +1,110 @@
+"""An iteration's ``feedback.json``: read at start, and rewritten whole on each change.
+
+Writes go to a temporary file in the same folder, then replace the file, so a reader never sees half a
+file and a crash never loses the earlier reviews. Reviews of runs that no longer exist are kept as they
+were; a change is accepted only for a run that exists.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ..errors import InputError
+from ..formats._load import read_json, validate
+from ..formats.workspace import Feedback, Review
+
+__all__ = ["FEEDBACK_FILE", "FEEDBACK_LIMIT", "FeedbackFile", "UnknownRunError", "load_feedback"]
+
+FEEDBACK_FILE = "feedback.json"
+FEEDBACK_LIMIT = 100_000  # characters of one review
+STATUSES = ("in_progress", "complete")
+
+
+class UnknownRunError(KeyError):
+    """A feedback write for a run that the iteration does not hold."""
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def load_feedback(path: Path) -> Feedback:
+    """The file's reviews (an empty Feedback when there is none). InputError when it is broken, so nobody's
+    reviews are overwritten by mistake."""
+    if not path.exists():
+        return Feedback()
+    return validate(Feedback, read_json(path), str(path))
+
+
+class FeedbackFile:
+    """The reviews of one iteration. ``run_ids`` returns the runs that exist now (it is asked again when a
+    write names a run it did not know, so runs that finish while the page is open can be reviewed)."""
+
+    def __init__(self, path: Path, run_ids: Callable[[], Iterable[str]]) -> None:
+        self.path = path
+        self._run_ids = run_ids
+        self._known = set(run_ids())
+        self._lock = threading.Lock()
+        self._data = load_feedback(path)
+
+    def run_ids(self) -> list[str]:
+        """The runs of the iteration now, in the page's order."""
+        return list(self._run_ids())
+
+    @property
+    def status(self) -> str:
+        return self._data.status
+
+    def texts(self) -> dict[str, str]:
+        """run id -> feedback text, for the runs that have some."""
+        return {review.run_id: review.feedback for review in self._data.reviews if review.feedback}
+
+    def _check(self, run: str) -> None:
+        if run not in self._known:
+            self._known = set(self._run_ids())
+            if run not in self._known:
+                raise UnknownRunError(run)
+
+    def set(self, run: str, text: str) -> Review:
+        """Save ``text`` as the review of ``run`` (UnknownRunError when no such run exists)."""
+        if len(text) > FEEDBACK_LIMIT:
+            raise InputError(f"feedback longer than {FEEDBACK_LIMIT:,} characters", field="feedback")
+        with self._lock:
+            self._check(run)
+            data = self._with_every_run()
+            review = next(r for r in data.reviews if r.run_id == run)
+            review.feedback, review.timestamp = text, _now()
+            if data.status == "complete":
+                data.status = "in_progress"  # a changed review reopens it
+            self._write(data)
+            return review
+
+    def set_status(self, status: str) -> None:
+        if status not in STATUSES:
+            raise InputError(f"status must be one of {', '.join(STATUSES)}", field="status")
+        with self._lock:
+            data = self._with_every_run()
+            data.status = status  # type: ignore[assignment]
+            self._write(data)
+
+    def _with_every_run(self) -> Feedback:
+        """A copy of the reviews with an empty one added for each run that has none (as paired writes it)."""
+        data = self._data.model_copy(deep=True)
+        known = {review.run_id for review in data.reviews}
+        data.reviews += [Review(run_id=r, feedback="", timestamp=None) for r in sorted(self._known - known)]
+        return data
+
+    def _write(self, data: Feedback) -> None:
+        text = json.dumps(data.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        try:
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, self.path)
+        finally:
+            tmp.unlink(missing_ok=True)
+        self._data = data

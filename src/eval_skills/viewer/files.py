@@ -1,0 +1,192 @@
+"""Reading a workspace's untrusted files without trusting them: sizes capped, paths confined to the
+workspace, and every failure turned into a one-line problem shown on the page instead of a crash."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from ..errors import InputError
+from ..formats._load import read_json, validate
+from ..formats.workspace import TranscriptEvent
+
+__all__ = ["IMAGE_TYPES", "FileEntry", "Reader", "inside", "list_files", "read_model", "read_text",
+           "read_transcript"]
+
+M = TypeVar("M", bound=BaseModel)
+
+TEXT_LIMIT = 1_000_000  # bytes of one text file read for the page
+FILE_LIMIT = 100  # files listed per outputs folder
+EVENT_LIMIT = 2_000  # transcript events shown per run
+IMAGE_EMBED_LIMIT = 2_000_000  # bytes of an image embedded in a static page
+IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
+               ".webp": "image/webp"}  # never SVG: it can hold script
+
+
+def inside(root: Path, path: Path) -> bool:
+    """True when ``path`` (symlinks resolved) is ``root`` or below it."""
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):
+        return False
+
+
+def read_text(path: Path, limit: int = TEXT_LIMIT) -> tuple[str | None, str | None]:
+    """``(text, problem)``: UTF-8 text (invalid bytes replaced), cut at ``limit`` bytes with a note.
+    A missing file is ``(None, None)``."""
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(limit + 1)
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        return None, f"{path.name}: cannot be read ({exc.strerror or exc})"
+    text = data[:limit].decode("utf-8", errors="replace")
+    if len(data) > limit:
+        return text, f"{path.name}: longer than {limit:,} bytes, only the start is shown"
+    return text, None
+
+
+def read_model(path: Path, model: type[M], shown_as: str) -> tuple[M | None, str | None]:
+    """``(model, problem)`` for a JSON file; missing is ``(None, None)``, broken is ``(None, problem)``
+    with the problem naming ``shown_as`` (the file relative to the workspace) and the field."""
+    if not path.exists():
+        return None, None
+    try:
+        return validate(model, read_json(path), shown_as), None
+    except InputError as exc:
+        return None, exc.line().replace(str(path), shown_as)
+
+
+@lru_cache(maxsize=1)
+def _event_adapter() -> TypeAdapter[Any]:
+    return TypeAdapter(TranscriptEvent)
+
+
+def read_transcript(path: Path, shown_as: str, limit: int = EVENT_LIMIT) -> tuple[list[Any], list[str]]:
+    """The events of a ``transcript.jsonl`` (at most ``limit``) and the problems met reading it."""
+    text, problem = read_text(path, TEXT_LIMIT * 10)
+    problems = [problem.replace(path.name, shown_as)] if problem else []
+    events: list[Any] = []
+    if text is None:
+        return events, problems
+    bad = 0
+    lines = [line for line in text.splitlines() if line.strip()]
+    for number, line in enumerate(lines, 1):
+        if len(events) >= limit:
+            problems.append(f"{shown_as}: {len(lines) - number + 1:,} more events not shown")
+            break
+        try:
+            events.append(_event_adapter().validate_python(json.loads(line)))
+        except (ValueError, ValidationError):
+            bad += 1
+            if bad == 1:
+                problems.append(f"{shown_as}: line {number} is not a transcript event")
+    if bad > 1:
+        problems.append(f"{shown_as}: {bad} lines in all are not transcript events")
+    return events, problems
+
+
+class Reader:
+    """Reads the files below ``root`` only (a symlink out is a problem, not read), naming them relative to
+    ``root`` in the problems it reports."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.resolve()
+
+    def shown(self, path: Path) -> str:
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return path.name
+
+    def _outside(self, path: Path) -> str | None:
+        if path.exists() and not inside(self.root, path):
+            return f"{self.shown(path)}: leads outside the workspace (a symlink?), not read"
+        return None
+
+    def text(self, path: Path, limit: int = TEXT_LIMIT) -> tuple[str | None, str | None]:
+        problem = self._outside(path)
+        return (None, problem) if problem else read_text(path, limit)
+
+    def model(self, path: Path, model: type[M]) -> tuple[M | None, str | None]:
+        problem = self._outside(path)
+        return (None, problem) if problem else read_model(path, model, self.shown(path))
+
+    def transcript(self, path: Path, limit: int = EVENT_LIMIT) -> tuple[list[Any], list[str]]:
+        problem = self._outside(path)
+        return ([], [problem]) if problem else read_transcript(path, self.shown(path), limit)
+
+
+@dataclass(frozen=True, slots=True)
+class FileEntry:
+    """A file shown on the page: ``rel`` is its path below the folder listed, ``ref`` below the workspace."""
+
+    rel: str
+    ref: str
+    path: Path
+    size: int
+
+    @property
+    def image_type(self) -> str | None:
+        return IMAGE_TYPES.get(self.path.suffix.lower())
+
+    def text(self) -> tuple[str | None, str | None]:
+        """The file's text, or ``(None, None)`` when it looks binary."""
+        try:
+            with self.path.open("rb") as handle:
+                head = handle.read(8192)
+        except OSError as exc:
+            return None, f"{self.rel}: cannot be read ({exc.strerror or exc})"
+        if b"\0" in head:
+            return None, None
+        try:
+            head.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if exc.start < len(head) - 4:  # not just a character cut at the end of the sample
+                return None, None
+        return read_text(self.path, 200_000)
+
+    def data_uri(self) -> str | None:
+        """An image as a ``data:`` URI for a static page (None when too large or unreadable)."""
+        kind = self.image_type
+        if kind is None or self.size > IMAGE_EMBED_LIMIT:
+            return None
+        try:
+            return f"data:{kind};base64," + base64.b64encode(self.path.read_bytes()).decode("ascii")
+        except OSError:
+            return None
+
+
+def list_files(folder: Path, root: Path, *, skip: frozenset[str] = frozenset(),
+               limit: int = FILE_LIMIT) -> tuple[list[FileEntry], int]:
+    """Regular files below ``folder`` (sorted, without symlinks, at most ``limit``) and how many more there
+    were. Names in ``skip`` are left out at the top level."""
+    found: list[FileEntry] = []
+    more = 0
+    if not folder.is_dir() or not inside(root, folder):
+        return found, more
+    for current, dirs, names in os.walk(folder):
+        dirs.sort()
+        base = Path(current)
+        for name in sorted(names):
+            path = base / name
+            rel = path.relative_to(folder).as_posix()
+            if (base == folder and name in skip) or path.is_symlink():
+                continue
+            try:
+                size = path.stat().st_size
+            except OSError:
+                continue
+            if len(found) >= limit:
+                more += 1
+                continue
+            found.append(FileEntry(rel=rel, ref=path.relative_to(root).as_posix(), path=path, size=size))
+    return found, more

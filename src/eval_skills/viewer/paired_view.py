@@ -1,0 +1,240 @@
+"""The review page of a paired-run workspace: the case list, and per case the prompt, the fixture files,
+the arms' runs side by side with their grades, transcript, tokens and time, and the previous iteration's
+response. The Benchmark and Routing tabs are in ``benchmark_view`` and ``routing_view``."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..formats.workspace import (
+    EVAL_METADATA_FILE,
+    INPUTS_DIR,
+    Benchmark,
+    BenchmarkRun,
+    Comparison,
+    EvalMetadata,
+    Grading,
+    MessageEvent,
+    Timing,
+)
+from .feedback import FEEDBACK_FILE, FeedbackFile, load_feedback
+from .files import Reader, inside, list_files
+from .render import rate_class, templates
+from .source import CaseEntry, Mark, Tab, file_view
+from .workspace import CaseRef, RunRef, Workspace, arm_order, scan_case, scan_iteration
+
+__all__ = ["ARM_LABELS", "Comparisons", "WorkspaceSource", "arm_label", "mean_pass_rates"]
+
+ARM_LABELS = {"with_skill": "with skill", "without_skill": "without skill", "old_skill": "old skill"}
+
+
+def arm_label(arm: str) -> str:
+    return ARM_LABELS.get(arm, arm.replace("_", " "))
+
+
+class Comparisons(BaseModel):
+    """``comparison.json``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    comparisons: list[Comparison] = Field(default_factory=list)
+
+
+def mean_pass_rates(runs: list[BenchmarkRun]) -> dict[str, dict[str, float | None]]:
+    """case id -> arm -> mean pass rate over its graded runs (None when every run was an error)."""
+    rates: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for run in runs:
+        bucket = rates[str(run.eval_id)][run.configuration]
+        if run.result.pass_rate is not None and not run.result.errors:
+            bucket.append(run.result.pass_rate)
+    return {case: {arm: (sum(v) / len(v) if v else None) for arm, v in arms.items()}
+            for case, arms in rates.items()}
+
+
+class _Cached:
+    """A JSON file read into a model once per change of its size or modification time."""
+
+    def __init__(self, reader: Reader) -> None:
+        self._reader = reader
+        self._seen: dict[Path, tuple[tuple[int, int], Any, str | None]] = {}
+
+    def get(self, path: Path, model: type[BaseModel]) -> tuple[Any, str | None]:
+        try:
+            st = path.stat()
+            stamp = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            return None, None
+        seen = self._seen.get(path)
+        if seen is None or seen[0] != stamp:
+            value, problem = self._reader.model(path, model)
+            seen = (stamp, value, problem)
+            self._seen[path] = seen
+        return seen[1], seen[2]
+
+
+class WorkspaceSource:
+    """Everything the page shows of one workspace (one iteration, and the latest routing results)."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.ws = workspace
+        self.root = workspace.root
+        self.read = Reader(self.root)
+        self._cache = _Cached(self.read)
+        iteration = workspace.iteration_path
+        self.feedback = (FeedbackFile(iteration / FEEDBACK_FILE, self.run_ids) if iteration is not None
+                         else None)
+        bench = self.benchmark()[0]
+        name = (bench.metadata.get("skill_name") if bench else None) or self.root.name.removesuffix("-workspace")
+        self.title = str(name)
+        self.facts: list[tuple[str, str]] = [("workspace", str(self.root))]
+        if workspace.iteration is not None:
+            self.facts.append(("iteration", f"{workspace.iteration} of {len(workspace.iterations)}"))
+        if bench:
+            for key in ("agent", "model", "judge"):
+                if bench.metadata.get(key):
+                    self.facts.append((key, str(bench.metadata[key])))
+
+    # ---- reading ---------------------------------------------------------------------------------
+
+    def benchmark(self) -> tuple[Benchmark | None, str | None]:
+        path = self.ws.iteration_path
+        if path is None:
+            return None, None
+        bench, problem = self._cache.get(path / "benchmark.json", Benchmark)
+        return bench, problem
+
+    def scan(self, *, runs: bool = True) -> list[CaseRef]:
+        path = self.ws.iteration_path
+        return scan_iteration(path, runs=runs) if path is not None else []
+
+    def run_ids(self) -> list[str]:
+        return [run.run_id for case in self.scan() for run in case.runs]
+
+    def file(self, ref: str) -> Path | None:
+        """A file below the workspace named by its path relative to it (None when it leaves it)."""
+        if not ref or ref.startswith("/") or "\\" in ref or "\0" in ref:
+            return None
+        path = self.root / ref
+        return path if inside(self.root, path) and path.is_file() else None
+
+    # ---- the case list ---------------------------------------------------------------------------
+
+    def cases(self) -> list[CaseEntry]:
+        bench, _ = self.benchmark()
+        rates = mean_pass_rates(bench.runs) if bench else {}
+        entries = []
+        for case in self.scan(runs=False):
+            marks = []
+            for arm in case.arms:
+                rate = rates.get(case.key, {}).get(arm)
+                text = "–" if rate is None else f"{rate * 100:.0f}%"
+                marks.append(Mark(text, rate_class(rate), f"{arm_label(arm)}: mean pass rate {text}"))
+            entries.append(CaseEntry(case.key, case.key, marks))
+        return entries
+
+    def tabs(self) -> list[Tab]:
+        tabs = []
+        if self.ws.iteration is not None:
+            tabs += [Tab("outputs", "Outputs"), Tab("benchmark", "Benchmark")]
+        if self.ws.routing is not None:
+            tabs.append(Tab("routing", "Routing"))
+        return tabs
+
+    def tab_html(self, name: str, *, static: bool) -> str | None:
+        if name == "benchmark" and self.ws.iteration is not None:
+            from .benchmark_view import benchmark_context
+
+            return str(templates().get_template("benchmark.html.j2").render(**benchmark_context(self)))
+        if name == "routing" and self.ws.routing is not None:
+            from .routing_view import routing_context
+
+            return str(templates().get_template("routing.html.j2").render(**routing_context(self)))
+        return None
+
+    # ---- one case --------------------------------------------------------------------------------
+
+    def case_html(self, key: str, *, static: bool) -> str | None:
+        iteration = self.ws.iteration_path
+        if iteration is None or not key or any(c in key for c in "/\\\0") or key in (".", ".."):
+            return None
+        folder = iteration / f"eval-{key}"
+        if not folder.is_dir() or folder.is_symlink():
+            return None
+        case = scan_case(folder)
+        context = self.case_context(case, static=static)
+        return str(templates().get_template("case.html.j2").render(**context))
+
+    def case_context(self, case: CaseRef, *, static: bool) -> dict[str, Any]:
+        problems: list[str] = []
+        meta, problem = self.read.model(case.path / EVAL_METADATA_FILE, EvalMetadata)
+        problems += [problem] if problem else []
+        fixtures, more = list_files(case.path / INPUTS_DIR, self.root)
+        comparisons, problem = self.read.model(case.path / "comparison.json", Comparisons)
+        problems += [problem] if problem else []
+        previous = self._previous_feedback()
+        arms = case.arms
+        rows: dict[int, dict[str, dict[str, Any]]] = defaultdict(dict)
+        for run in case.runs:
+            rows[run.number][run.arm] = self.run_context(run, previous, static=static)
+        prompt = meta.prompt if meta and meta.prompt else self._prompt_from_transcripts(rows)
+        return {
+            "key": case.key, "meta": meta, "prompt": prompt, "problems": problems,
+            "fixtures": [file_view(f, static=static) for f in fixtures], "fixtures_more": more,
+            "arms": [(arm, arm_label(arm)) for arm in sorted(arms, key=arm_order)],
+            "rows": [(number, [rows[number].get(arm) for arm in arms]) for number in sorted(rows)],
+            "comparisons": comparisons.comparisons if comparisons else [],
+            "feedback": self.feedback is not None, "arm_label": arm_label,
+        }
+
+    @staticmethod
+    def _prompt_from_transcripts(rows: dict[int, dict[str, dict[str, Any]]]) -> str:
+        for cells in rows.values():
+            for cell in cells.values():
+                for event in cell["events"]:
+                    if isinstance(event, MessageEvent) and event.role == "user":
+                        return event.text
+        return ""
+
+    def _previous_feedback(self) -> dict[str, str]:
+        previous = self.ws.previous_path
+        if previous is None:
+            return {}
+        try:
+            data = load_feedback(previous / FEEDBACK_FILE)
+        except Exception:  # a broken earlier file only hides its texts
+            return {}
+        return {review.run_id: review.feedback for review in data.reviews if review.feedback}
+
+    def run_context(self, run: RunRef, previous_feedback: dict[str, str], *, static: bool) -> dict[str, Any]:
+        base, problems = run.path, []
+        response, problem = self.read.text(base / "outputs" / "response.md")
+        problems += [problem] if problem else []
+        outputs, more = list_files(base / "outputs", self.root, skip=frozenset({"response.md"}))
+        grading, problem = self.read.model(base / "grading.json", Grading)
+        problems += [problem] if problem else []
+        timing, problem = self.read.model(base / "timing.json", Timing)
+        problems += [problem] if problem else []
+        events, event_problems = self.read.transcript(base / "transcript.jsonl")
+        problems += event_problems
+        error = grading.error if grading is not None else None
+        if not error and timing is not None:
+            error = (timing.model_extra or {}).get("error")
+        context: dict[str, Any] = {
+            "run_id": run.run_id, "arm": run.arm, "number": run.number, "response": response,
+            "outputs": [file_view(f, static=static) for f in outputs], "outputs_more": more,
+            "grading": grading, "timing": timing, "events": events, "problems": problems,
+            "error": str(error) if error else None, "previous": None,
+        }
+        previous = self.ws.previous_path
+        if previous is not None:
+            old = previous / base.relative_to(self.ws.iteration_path or base)
+            old_response, _ = self.read.text(old / "outputs" / "response.md")
+            old_feedback = previous_feedback.get(run.run_id, "")
+            if old_response is not None or old_feedback:
+                context["previous"] = {"iteration": previous.name.removeprefix("iteration-"),
+                                       "response": old_response, "feedback": old_feedback}
+        return context

@@ -1,0 +1,206 @@
+"""The review page served on 127.0.0.1 (Starlette on uvicorn).
+
+Routes: ``/`` the page; ``/assets/<name>`` its script and styles; ``/api/case/<key>`` and ``/api/tab/<name>``
+fragments as JSON (``{"html": ...}``), loaded when shown; ``/api/feedback`` (GET the file, POST
+``{"run_id", "feedback"}``) and ``/api/status`` (POST ``{"status"}``) for the iteration's ``feedback.json``;
+``/files/<path>`` a file below the workspace (images inline, anything else as a download).
+
+Defences, since the page shows untrusted text and the server writes files: it listens on 127.0.0.1 only;
+requests whose ``Host`` is not 127.0.0.1 or localhost are refused (no DNS rebinding); every response
+carries a Content-Security-Policy that allows only the server's own script and styles; writes need the
+page's token in ``X-Review-Token``, a JSON body and, when the browser sends one, an ``Origin`` of this
+server, so another site open in the browser cannot write feedback.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import socket
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import quote
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ..errors import InputError
+from .feedback import UnknownRunError
+from .files import IMAGE_TYPES
+from .page import SERVED_CSP, asset, render_page
+from .source import Source
+
+__all__ = ["create_app", "serve"]
+
+HOST = "127.0.0.1"
+BODY_LIMIT = 1_000_000
+ASSET_TYPES = {"viewer.js": "text/javascript; charset=utf-8", "viewer.css": "text/css; charset=utf-8",
+               "highlight.css": "text/css; charset=utf-8"}
+SECURITY_HEADERS = [
+    (b"content-security-policy", SERVED_CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+    (b"cross-origin-resource-policy", b"same-origin"),
+    (b"cache-control", b"no-store"),
+]
+
+
+class SecurityHeaders:
+    """Adds SECURITY_HEADERS to every response that does not set them itself."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                present = {name.lower() for name, _ in headers}
+                headers += [(name, value) for name, value in SECURITY_HEADERS if name not in present]
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def _error(status: int, text: str) -> JSONResponse:
+    return JSONResponse({"error": text}, status_code=status)
+
+
+def create_app(source: Source, *, token: str) -> Starlette:
+    """The ASGI application of one review page."""
+
+    def index(request: Request) -> Response:
+        return HTMLResponse(render_page(source, static=False, token=token))
+
+    def assets(request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in ASSET_TYPES:
+            return _error(404, "no such asset")
+        return Response(asset(name), media_type=ASSET_TYPES[name])
+
+    def case(request: Request) -> Response:
+        html = source.case_html(request.path_params["key"], static=False)
+        return _error(404, "no such case") if html is None else JSONResponse({"html": html})
+
+    def tab(request: Request) -> Response:
+        html = source.tab_html(request.path_params["name"], static=False)
+        return _error(404, "no such view") if html is None else JSONResponse({"html": html})
+
+    def files(request: Request) -> Response:
+        path = source.file(request.path_params["ref"])
+        if path is None:
+            return _error(404, "no such file in the workspace")
+        kind = IMAGE_TYPES.get(path.suffix.lower())
+        headers = {"content-security-policy": "default-src 'none'; sandbox"}
+        if kind is None:
+            headers["content-disposition"] = f"attachment; filename*=UTF-8''{quote(path.name)}"
+        return FileResponse(path, media_type=kind or "application/octet-stream", headers=headers)
+
+    def feedback_get(request: Request) -> Response:
+        if source.feedback is None:
+            return _error(404, "this page takes no feedback")
+        return JSONResponse({"texts": source.feedback.texts(), "status": source.feedback.status})
+
+    async def payload(request: Request) -> dict[str, Any] | Response:
+        if source.feedback is None:
+            return _error(404, "this page takes no feedback")
+        if not secrets.compare_digest(request.headers.get("x-review-token", ""), token):
+            return _error(403, "missing or wrong review token: reload the page")
+        origin = request.headers.get("origin")
+        if origin is not None and origin != f"http://{request.headers.get('host', '')}":
+            return _error(403, "cross-origin writes are refused")
+        if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
+            return _error(415, "send JSON")
+        body = await request.body()
+        if len(body) > BODY_LIMIT:
+            return _error(413, "too large")
+        try:
+            data = json.loads(body)
+        except ValueError:
+            return _error(400, "not valid JSON")
+        return data if isinstance(data, dict) else _error(400, "expected a JSON object")
+
+    async def feedback_post(request: Request) -> Response:
+        data = await payload(request)
+        if isinstance(data, Response):
+            return data
+        run, text = data.get("run_id"), data.get("feedback")
+        if not isinstance(run, str) or not isinstance(text, str):
+            return _error(400, "expected {run_id, feedback} strings")
+        assert source.feedback is not None
+        try:
+            review = await run_in_threadpool(source.feedback.set, run, text)
+        except UnknownRunError:
+            return _error(404, f"no run {run!r} in this iteration")
+        except InputError as exc:
+            return _error(400, exc.problem)
+        return JSONResponse({"ok": True, "timestamp": review.timestamp, "status": source.feedback.status})
+
+    async def status_post(request: Request) -> Response:
+        data = await payload(request)
+        if isinstance(data, Response):
+            return data
+        assert source.feedback is not None
+        try:
+            await run_in_threadpool(source.feedback.set_status, str(data.get("status")))
+        except InputError as exc:
+            return _error(400, exc.problem)
+        return JSONResponse({"ok": True, "status": source.feedback.status})
+
+    routes = [
+        Route("/", index), Route("/assets/{name}", assets), Route("/api/case/{key}", case),
+        Route("/api/tab/{name}", tab), Route("/api/feedback", feedback_get, methods=["GET"]),
+        Route("/api/feedback", feedback_post, methods=["POST"]), Route("/api/status", status_post, methods=["POST"]),
+        Route("/files/{ref:path}", files),
+    ]
+    middleware = [Middleware(SecurityHeaders),
+                  Middleware(TrustedHostMiddleware, allowed_hosts=[HOST, "localhost"])]
+    return Starlette(routes=routes, middleware=middleware)
+
+
+def bind(port: int) -> socket.socket:
+    """A listening socket on 127.0.0.1 (``port`` 0: a free one). InputError when the port is taken."""
+    # proto IPPROTO_TCP, so asyncio sets TCP_NODELAY on each connection (with proto 0 it does not, and every
+    # response on a kept-alive connection waits 40 ms for a delayed ACK)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.bind((HOST, port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise InputError(f"cannot listen on {HOST}:{port} ({exc.strerror or exc})", field="--port",
+                         hint="choose another port, or leave --port out for a free one") from None
+    return sock
+
+
+def serve(source: Source, *, port: int = 0, ready: Callable[[str], None] | None = None) -> None:
+    """Serve the page until interrupted; ``ready`` gets its address once it accepts connections."""
+    import uvicorn
+
+    from .render import warm_up
+
+    sock = bind(port)
+    warm_up()
+    app = create_app(source, token=secrets.token_urlsafe(24))
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", server_header=False)
+    server = uvicorn.Server(config)
+    if ready is not None:
+        ready(f"http://{HOST}:{sock.getsockname()[1]}/")
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()

@@ -1,0 +1,72 @@
+"""What the page asks of whatever it shows (a paired-run workspace, tool-skill reports): a list of cases,
+one HTML fragment per case and per tab, and where feedback goes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+from urllib.parse import quote
+
+from .feedback import FeedbackFile
+from .files import FileEntry
+
+__all__ = ["CaseEntry", "Mark", "Source", "Tab", "file_view"]
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """A small badge beside a case in the list (``css``: good, mid, bad, na, err)."""
+
+    text: str
+    css: str
+    title: str = ""
+
+
+@dataclass(slots=True)
+class CaseEntry:
+    key: str
+    label: str
+    marks: list[Mark] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Tab:
+    name: str
+    title: str
+
+
+class Source(Protocol):
+    title: str
+    facts: list[tuple[str, str]]
+    feedback: FeedbackFile | None
+
+    def cases(self) -> list[CaseEntry]: ...
+
+    def tabs(self) -> list[Tab]: ...
+
+    def case_html(self, key: str, *, static: bool) -> str | None: ...
+
+    def tab_html(self, name: str, *, static: bool) -> str | None: ...
+
+    def file(self, ref: str) -> Path | None: ...
+
+
+def file_view(entry: FileEntry, *, static: bool) -> dict[str, object]:
+    """What a template needs to show one file: highlighted text, an image, or a download link."""
+    from .render import highlight
+
+    view: dict[str, object] = {"name": entry.rel, "size": entry.size, "kind": "binary", "url": None,
+                               "html": None, "problem": None}
+    if entry.image_type:
+        view["kind"] = "image"
+        view["url"] = entry.data_uri() if static else "files/" + quote(entry.ref)
+        return view
+    text, problem = entry.text()
+    view["problem"] = problem
+    if text is not None:
+        view["kind"] = "text"
+        view["html"] = highlight(text, filename=entry.path.name)
+    elif not static:
+        view["url"] = "files/" + quote(entry.ref)
+    return view

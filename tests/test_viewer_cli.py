@@ -1,0 +1,120 @@
+"""``eval-skills view``: what it accepts, one-line errors with exit 2, the static page, serving and stopping."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import socket
+from html.parser import HTMLParser
+
+import httpx
+import pytest
+from click.testing import CliRunner, Result
+from review_data import make_reports, make_store, make_workspace
+from viewer_server import view_process
+
+from eval_skills.cli import cli
+
+
+def run(*args: object) -> Result:
+    return CliRunner().invoke(cli, ["view", *map(str, args)])
+
+
+def one_line_error(result: Result, *expected: str) -> None:
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.output
+    for text in expected:
+        assert text in lines[0], lines[0]
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory):
+    return make_workspace(tmp_path_factory.mktemp("cli") / "support-triage-workspace", cases=2, runs=1)
+
+
+def test_bad_targets_are_one_line_errors(tmp_path, workspace):
+    one_line_error(run(tmp_path / "missing"), "missing: not found")
+    (tmp_path / "empty").mkdir()
+    one_line_error(run(tmp_path / "empty"), "holds no iteration-<n> or routing-<n> folder")
+    one_line_error(run(workspace.root, "--iteration", 9), "has no iteration-9", "iterations here: 1, 2")
+    one_line_error(run(workspace.root, "--evaluation", "latest"), "--evaluation")
+    report = make_reports(tmp_path / "reports")
+    one_line_error(run(report, "--iteration", 1), "--iteration applies to a workspace folder")
+    one_line_error(run(report, "--evaluation", "x"), "--evaluation applies to a results store")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{oops")
+    one_line_error(run(bad), "bad.json", "invalid JSON at line 1")
+    one_line_error(run(report, "--benchmark", "no-such-benchmark"), "unknown benchmark 'no-such-benchmark'")
+    store = tmp_path / "s.db"
+    make_store(store)
+    one_line_error(run(store, "--evaluation", "abcdef"), "no evaluation with id 'abcdef'")
+    one_line_error(run(store, report), "give one results store, alone")
+
+
+def test_broken_feedback_file_stops_before_serving(tmp_path):
+    made = make_workspace(tmp_path / "ws", cases=1, runs=1, iterations=1, routing=False)
+    (made.iteration / "feedback.json").write_text('{"reviews": "none"}')
+    one_line_error(run(made.root), "feedback.json: $.reviews")
+    assert (made.iteration / "feedback.json").read_text() == '{"reviews": "none"}'
+
+
+def test_port_in_use_is_an_input_error(workspace):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        one_line_error(run(workspace.root, "--port", port), f"cannot listen on 127.0.0.1:{port}", "--port")
+
+
+class _Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+def test_static_page_is_self_contained(tmp_path, workspace):
+    out = tmp_path / "sub" / "review.html"
+    result = run(workspace.root, "--static", out)
+    assert result.exit_code == 0, result.output
+    assert f"Wrote {out}" in result.output and "2 cases" in result.output
+    html = out.read_text()
+    parser = _Tags()
+    parser.feed(html)
+    for tag, attrs in parser.tags:
+        for name in ("src", "href"):
+            value = attrs.get(name)
+            assert value is None or value.startswith(("data:", "#")), (tag, attrs)
+    csp = next(a["content"] for t, a in parser.tags if t == "meta" and a.get("http-equiv") == "Content-Security-Policy")
+    assert csp and "default-src 'none'" in csp and "connect-src 'none'" in csp
+    data = json.loads(re.search(r'<script type="application/json" id="review-data">(.*?)</script>', html, re.S)[1])
+    assert sorted(data["cases"]) == sorted(workspace.cases) and sorted(data["tabs"]) == ["benchmark", "routing"]
+    config = json.loads(re.search(r'id="review-config">(.*?)</script>', html, re.S)[1])
+    assert config["mode"] == "static" and config["token"] is None
+    assert config["feedback"]["runIds"] == workspace.run_ids
+
+
+def test_static_page_of_reports_and_store(tmp_path):
+    report = make_reports(tmp_path)
+    result = run(report, "--static", tmp_path / "r.html")
+    assert result.exit_code == 0 and "3 cases" in result.output
+    store = tmp_path / "s.db"
+    make_store(store)
+    result = run(store, "--evaluation", "latest", "--static", tmp_path / "s.html")
+    assert result.exit_code == 0, result.output
+
+
+def test_serves_until_interrupted(workspace):
+    with view_process(workspace.root) as (url, proc):
+        assert proc.stdout is not None
+        assert f"Feedback is saved to {workspace.iteration / 'feedback.json'}" in proc.stdout.readline()
+        assert httpx.get(url).status_code == 200
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(10) == 130
+    with view_process(workspace.root) as (url, proc):
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == -signal.SIGTERM

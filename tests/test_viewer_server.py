@@ -1,0 +1,237 @@
+"""The review page's server over real HTTP on 127.0.0.1: fragments, files, feedback writes and refusals."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from urllib.parse import quote
+
+import httpx
+import pytest
+from review_data import HOSTILE, make_workspace
+from viewer_server import TOKEN, served
+
+from eval_skills.viewer import open_workspace_source
+
+WRITE = {"X-Review-Token": TOKEN, "Content-Type": "application/json"}
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory):
+    return make_workspace(tmp_path_factory.mktemp("ws") / "support-triage-workspace", cases=3, runs=2)
+
+
+@pytest.fixture(scope="module")
+def site(workspace):
+    with served(open_workspace_source(workspace.root)) as url, httpx.Client(base_url=url, timeout=10) as client:
+        yield client
+
+
+def feedback_on_disk(workspace) -> dict:
+    return json.loads((workspace.iteration / "feedback.json").read_text())
+
+
+def test_page_and_fragments_carry_a_strict_policy(site, workspace):
+    page = site.get("/")
+    assert page.status_code == 200
+    csp = page.headers["content-security-policy"]
+    assert "default-src 'none'" in csp and "script-src 'self'" in csp and "connect-src 'self'" in csp
+    assert "http" not in csp and "unsafe" not in csp
+    assert page.headers["x-content-type-options"] == "nosniff"
+    # every script and style the page loads is the server's own
+    assert 'src="assets/viewer.js"' in page.text and "https://" not in page.text.split("<main>")[0]
+    for name in ("viewer.js", "viewer.css", "highlight.css"):
+        assert site.get(f"/assets/{name}").status_code == 200
+    case = site.get(f"/api/case/{quote(workspace.cases[0])}")
+    assert case.status_code == 200 and "content-security-policy" in case.headers
+    html = case.json()["html"]
+    for run_id in workspace.run_ids[:4]:
+        assert f'data-run="{run_id}"' in html
+
+
+def test_case_fragment_shows_the_run_files(site, workspace):
+    key = workspace.cases[0]
+    html = site.get(f"/api/case/{key}").json()["html"]
+    timing = json.loads((workspace.iteration / f"eval-{key}" / "with_skill" / "run-1" / "timing.json").read_text())
+    assert f"{timing['total_tokens']:,} tokens" in html
+    assert f"{timing['total_duration_seconds']:.1f} s" in html
+    assert "<h1>Answer to case 1</h1>" in html  # Markdown rendered
+    assert '<pre class="hl"><code><span class="k">def</span>' in html  # code highlighted
+    assert "Review the attached support request 1" in html  # the prompt from eval_metadata.json
+    assert "Customer 1 asks for a refund after 40 days." in html  # the fixture file from inputs/
+    assert "Too long last time." in html  # the previous iteration's feedback on this run
+    assert "The <strong>with_skill</strong> answer, run 1, iteration 1." in html  # and its response
+
+
+def test_error_run_is_shown_with_its_reason(site, workspace):
+    key = workspace.error_run.split("-")[1]
+    html = site.get(f"/api/case/{key}").json()["html"]
+    assert "agent timed out after 600 s" in html and "error run" in html
+
+
+def test_unknown_case_and_tab_are_404(site):
+    assert site.get("/api/case/999").status_code == 404
+    assert site.get("/api/case/..").status_code == 404
+    assert site.get("/api/tab/nothing").status_code == 404
+
+
+def test_files_are_served_only_from_inside_the_workspace(site, workspace, tmp_path):
+    ref = "iteration-2/eval-1/with_skill/run-1/outputs/plan.json"
+    ok = site.get(f"/files/{ref}")
+    assert ok.status_code == 200 and ok.headers["content-disposition"].startswith("attachment")
+    assert ok.headers["content-security-policy"] == "default-src 'none'; sandbox"
+    secret = tmp_path / "secret.txt"
+    secret.write_text("secret")
+    (workspace.root / "link-out").symlink_to(secret)
+    for bad in ("../secret.txt", "%2e%2e/%2e%2e/etc/passwd", "link-out", quote(str(secret)),
+                "iteration-2/../../secret.txt", "iteration-2/eval-1/with_skill/run-1/outputs/missing"):
+        response = site.get(f"/files/{bad}")
+        assert response.status_code == 404, bad
+        assert "secret" not in response.text
+
+
+def test_feedback_is_saved_for_existing_runs_only(site, workspace):
+    run = workspace.run_ids[1]
+    before = feedback_on_disk(workspace)
+    reply = site.post("/api/feedback", headers=WRITE, json={"run_id": run, "feedback": "Misses the deadline."})
+    assert reply.status_code == 200 and reply.json()["ok"]
+    after = feedback_on_disk(workspace)
+    saved = {r["run_id"]: r for r in after["reviews"]}
+    assert saved[run]["feedback"] == "Misses the deadline." and saved[run]["timestamp"]
+    assert len(after["reviews"]) == len(before["reviews"]) == len(workspace.run_ids)
+    assert site.get("/api/feedback").json()["texts"][run] == "Misses the deadline."
+
+    for bad in ({"run_id": "eval-9-with_skill-run-1", "feedback": "x"}, {"run_id": "../../x", "feedback": "x"}):
+        assert site.post("/api/feedback", headers=WRITE, json=bad).status_code == 404
+    assert feedback_on_disk(workspace) == after
+
+
+def test_writes_need_the_token_json_and_our_origin(site, workspace):
+    body = json.dumps({"run_id": workspace.run_ids[0], "feedback": "forged"})
+    refused = [
+        site.post("/api/feedback", content=body, headers={"Content-Type": "application/json"}),
+        site.post("/api/feedback", content=body, headers={**WRITE, "X-Review-Token": "guess"}),
+        site.post("/api/feedback", content=body, headers={"X-Review-Token": TOKEN, "Content-Type": "text/plain"}),
+        site.post("/api/feedback", content=body, headers={**WRITE, "Origin": "http://evil.example"}),
+        site.post("/api/feedback", content=body, headers={**WRITE, "Host": "evil.example"}),
+        site.post("/api/feedback", content="[1]", headers=WRITE),
+    ]
+    assert [r.status_code for r in refused] == [403, 403, 415, 403, 400, 400]
+    assert "forged" not in (workspace.iteration / "feedback.json").read_text()
+
+
+def test_status_complete_and_reopened(site, workspace):
+    assert site.post("/api/status", headers=WRITE, json={"status": "complete"}).json()["status"] == "complete"
+    assert feedback_on_disk(workspace)["status"] == "complete"
+    assert site.post("/api/status", headers=WRITE, json={"status": "done"}).status_code == 400
+    site.post("/api/feedback", headers=WRITE, json={"run_id": workspace.run_ids[0], "feedback": "one more"})
+    assert feedback_on_disk(workspace)["status"] == "in_progress"  # a change reopens the review
+
+
+def test_benchmark_and_routing_tabs(site, workspace):
+    bench = json.loads((workspace.iteration / "benchmark.json").read_text())
+    html = site.get("/api/tab/benchmark").json()["html"]
+    mean = bench["run_summary"]["with_skill"]["pass_rate"]["mean"]
+    assert f"{mean * 100:.1f}%" in html
+    assert f'{bench["run_summary"]["delta"]["pass_rate"] * 100:+.1f} pp' in html
+    assert html.count('<rect class="bar ') == len(workspace.cases) * 2
+    routing = site.get("/api/tab/routing").json()["html"]
+    assert "Is this support ticket urgent?" in routing and "ticket-summary ×2" in routing
+
+
+def test_broken_files_are_problems_on_the_page_not_crashes(tmp_path):
+    made = make_workspace(tmp_path / "ws", cases=2, runs=1, iterations=1, routing=False)
+    run = made.iteration / "eval-1" / "with_skill" / "run-1"
+    (run / "grading.json").write_text("{not json")
+    (run / "timing.json").write_text(json.dumps({"duration_ms": "soon"}))
+    with (run / "transcript.jsonl").open("a") as handle:
+        handle.write("garbage\n" + json.dumps({"type": "alien"}) + "\n")
+    (made.iteration / "benchmark.json").unlink()
+    with served(open_workspace_source(made.root)) as url, httpx.Client(base_url=url) as client:
+        html = client.get("/api/case/1").json()["html"]
+        assert "iteration-1/eval-1/with_skill/run-1/grading.json: invalid JSON at line 1" in html
+        assert "timing.json: $.duration_ms" in html
+        assert "transcript.jsonl: line 7 is not a transcript event" in html
+        assert "2 lines in all are not transcript events" in html
+        bench = client.get("/api/tab/benchmark").json()["html"]
+        assert "benchmark.json is missing" in bench
+        assert bench.count('<rect class="bar ') == 4  # still charted from the grading files
+
+
+def test_injected_markup_is_escaped_in_every_fragment(tmp_path):
+    made = make_workspace(tmp_path / "ws", cases=2, runs=1, iterations=1, hostile=True)
+    with served(open_workspace_source(made.root)) as url, httpx.Client(base_url=url) as client:
+        page = client.get("/").text
+        fragments = [client.get(f"/api/case/{quote(k, safe='')}").json()["html"] for k in made.cases]
+        fragments += [client.get(f"/api/tab/{t}").json()["html"] for t in ("benchmark", "routing")]
+    for html in [page, *fragments]:
+        assert "<script>window" not in html and "<img src=x" not in html and 'href="javascript' not in html
+    hostile_case = fragments[made.cases.index(next(k for k in made.cases if "<" in k))]
+    assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in hostile_case  # shown, as text
+    assert HOSTILE not in "".join(fragments)
+
+
+def test_feedback_write_is_atomic_and_keeps_unknown_reviews(tmp_path):
+    made = make_workspace(tmp_path / "ws", cases=1, runs=1, iterations=1, routing=False)
+    path = made.iteration / "feedback.json"
+    path.write_text(json.dumps({"reviews": [{"run_id": "eval-gone-with_skill-run-1", "feedback": "old"}],
+                                "status": "in_progress", "reviewer": "ana"}))
+    source = open_workspace_source(made.root)
+    assert source.feedback is not None
+    source.feedback.set(made.run_ids[0], "new")
+    data = json.loads(path.read_text())
+    assert data["reviewer"] == "ana"
+    assert {r["run_id"]: r["feedback"] for r in data["reviews"]} == {
+        "eval-gone-with_skill-run-1": "old", made.run_ids[0]: "new", made.run_ids[1]: ""}
+    assert not [p for p in os.listdir(made.iteration) if p.endswith(".tmp")]
+
+
+def test_tool_reports_fragments(tmp_path):
+    from review_data import make_reports
+
+    from eval_skills.viewer import from_report_files
+
+    report = make_reports(tmp_path, hostile=True)
+    with served(from_report_files([report])) as url, httpx.Client(base_url=url) as client:
+        assert client.post("/api/feedback", headers=WRITE, json={"run_id": "x", "feedback": "y"}).status_code == 404
+        html = client.get("/api/case/task-1").json()["html"]
+        assert "<strong>alpha</strong> answer to task-1, run 2" in html and "beta 2.0.0" in html
+        hostile = client.get("/api/case/task-0").json()["html"]
+        assert "<script>" not in hostile and "&lt;script&gt;" in hostile
+
+
+def test_index_lists_cases_in_id_order(tmp_path):
+    made = make_workspace(tmp_path / "ws", cases=11, runs=1, iterations=1, routing=False)
+    source = open_workspace_source(made.root)
+    assert [c.key for c in source.cases()] == [str(n) for n in range(1, 12)]
+    assert Path(source.feedback.path) == made.iteration / "feedback.json"
+
+
+def test_symlinks_out_of_the_workspace_are_not_read(tmp_path):
+    made = make_workspace(tmp_path / "ws", cases=1, runs=1, iterations=1, routing=False)
+    secret = tmp_path / "secret.md"
+    secret.write_text("TOP SECRET")
+    response = made.iteration / "eval-1" / "with_skill" / "run-1" / "outputs" / "response.md"
+    response.unlink()
+    response.symlink_to(secret)
+    (response.parent / "leak.txt").symlink_to(secret)
+    with served(open_workspace_source(made.root)) as url, httpx.Client(base_url=url) as client:
+        html = client.get("/api/case/1").json()["html"]
+        assert "TOP SECRET" not in html and "leak.txt" not in html
+        assert "outputs/response.md: leads outside the workspace (a symlink?), not read" in html
+        assert client.get("/api/case/1%00").status_code == 404
+
+
+def test_a_routing_only_workspace(tmp_path):
+    from review_data import make_routing
+
+    make_routing(tmp_path / "ws")
+    source = open_workspace_source(tmp_path / "ws" / "routing-1")
+    assert [t.name for t in source.tabs()] == ["routing"] and source.feedback is None
+    with served(source) as url, httpx.Client(base_url=url) as client:
+        page = client.get("/").text
+        assert 'id="panel-routing"' in page and 'id="panel-outputs"' not in page
+        assert "Triage this refund request" in client.get("/api/tab/routing").json()["html"]
+        assert client.get("/api/tab/benchmark").status_code == 404
+        assert client.post("/api/status", headers=WRITE, json={"status": "complete"}).status_code == 404
