@@ -6,10 +6,14 @@ Runs in one process:
   2. one-shot subprocess adapter, M tasks (a process per task), concurrency 1 and 4;
   3. baseline: a bare JSON-RPC loop over one pipe to the same skill (no asyncio, no scoring, no store);
   4. baseline: a bare spawn of the same interpreter per task (subprocess.run);
+  5. MCP adapter (stdio), K tasks of an echo tool of an MCP server written with the SDK, against the persistent
+     subprocess adapter on the same K tasks, and against a bare loop of the SDK's own ``call_tool``;
+  6. custom adapter (an in-process Python function), N tasks and N/10 tasks (the marginal cost per task);
 then prints ms per task, the ratios, the peak memory and the time of ``eval-skills --version``.
 
-    python bench/harness_overhead.py            # N=5000, M=200
-    python bench/harness_overhead.py --n 1000 --m 50
+    python bench/harness_overhead.py            # N=5000, M=200, K=1000
+    python bench/harness_overhead.py --n 1000 --m 50 --k 200
+    python bench/harness_overhead.py --only mcp custom
 """
 
 from __future__ import annotations
@@ -39,6 +43,62 @@ for line in sys.stdin:
     sys.stdout.write(json.dumps(reply) + "\\n")
     sys.stdout.flush()
 """
+
+
+MCP_ECHO = """\
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("echo")
+
+
+@server.tool()
+def echo(text: str) -> str:
+    return text
+
+
+if __name__ == "__main__":
+    server.run()
+"""
+
+CUSTOM_ECHO = """\
+def echo(data):
+    return {"result": data["text"]}
+"""
+
+
+def make_mcp_skill(root: Path) -> Path:
+    folder = root / "echo-mcp"
+    folder.mkdir()
+    (folder / "server.py").write_text(MCP_ECHO)
+    (folder / "skill.json").write_text(json.dumps({
+        "id": folder.name, "name": "Echo", "version": "1.0.0", "adapterType": "mcp",
+        "entrypoint": "python3 server.py", "metadata": {"toolName": "echo"}}))
+    return folder
+
+
+def make_custom_skill(root: Path) -> Path:
+    folder = root / "echo-custom"
+    folder.mkdir()
+    (folder / "echo.py").write_text(CUSTOM_ECHO)
+    (folder / "skill.json").write_text(json.dumps({
+        "id": folder.name, "name": "Echo", "version": "1.0.0", "adapterType": "custom", "entrypoint": "echo:echo"}))
+    return folder
+
+
+def bare_mcp_loop(skill_dir: Path, n: int) -> float:
+    """The SDK alone: one stdio session, ``call_tool`` n times in a row (start-up not counted)."""
+    from mcp import Client, StdioServerParameters
+
+    async def main() -> float:
+        params = StdioServerParameters(command=sys.executable, args=["server.py"], cwd=skill_dir)
+        async with Client(params, cache=None) as client:
+            started = time.perf_counter()
+            for i in range(n):
+                result = await client.call_tool("echo", {"text": f"hello {i}"})
+                assert result.structured_content == {"result": f"hello {i}"}
+            return time.perf_counter() - started
+
+    return asyncio.run(main())
 
 
 def make_skill(root: Path, persistent: bool) -> Path:
@@ -116,48 +176,103 @@ def best(fn, *args, repeat: int = 3) -> float:  # type: ignore[no-untyped-def]
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--n", type=int, default=5000, help="tasks through the persistent adapter")
+    parser.add_argument("--n", type=int, default=5000, help="tasks through the persistent and custom adapters")
     parser.add_argument("--m", type=int, default=200, help="tasks through the one-shot adapter")
+    parser.add_argument("--k", type=int, default=1000, help="tasks through the MCP adapter")
+    parser.add_argument("--only", nargs="+", choices=["subprocess", "mcp", "custom"],
+                        default=["subprocess", "mcp", "custom"], help="the sections to run")
     args = parser.parse_args()
-    n, m = args.n, args.m
-    small = max(n // 10, 1)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        persistent, oneshot = make_skill(work, True), make_skill(work, False)
+        if "subprocess" in args.only:
+            subprocess_section(work, args.n, args.m)
+        if "mcp" in args.only:
+            mcp_section(work, args.k)
+        if "custom" in args.only:
+            custom_section(work, args.n)
+    if "subprocess" in args.only:
+        print(f"eval-skills --version:                {version_time() * 1000:5.0f} ms (target < 300 ms)")
 
-        t_big = run_harness(persistent, n, work, tag="a")
-        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        t_big = min(t_big, best(run_harness, persistent, n, work, repeat=2))
-        t_small = best(run_harness, persistent, small, work)
-        marginal_ms = (t_big - t_small) / (n - small) * 1000
-        t_pipe = best(bare_pipe_loop, persistent, n)
-        t_one_c1 = best(run_harness, oneshot, m, work, 1)
-        t_one_c4 = best(run_harness, oneshot, m, work, 4)
-        t_spawn = best(bare_spawn, oneshot, m)
-    t_version = version_time()
 
-    def per(total: float, count: int) -> float:
-        return total / count * 1000
+def per(total: float, count: int) -> float:
+    return total / count * 1000
 
-    rows = [
+
+def show(rows: list[tuple[str, float]]) -> None:
+    width = max(len(label) for label, _ in rows)
+    print(f"{'what':<{width}}  ms/task")
+    for label, value in rows:
+        print(f"{label:<{width}}  {value:7.3f}")
+    print()
+
+
+def subprocess_section(work: Path, n: int, m: int) -> None:
+    small = max(n // 10, 1)
+    persistent, oneshot = make_skill(work, True), make_skill(work, False)
+    t_big = run_harness(persistent, n, work, tag="a")
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    t_big = min(t_big, best(run_harness, persistent, n, work, repeat=2))
+    t_small = best(run_harness, persistent, small, work)
+    marginal_ms = (t_big - t_small) / (n - small) * 1000
+    t_pipe = best(bare_pipe_loop, persistent, n)
+    t_one_c1 = best(run_harness, oneshot, m, work, 1)
+    t_one_c4 = best(run_harness, oneshot, m, work, 4)
+    t_spawn = best(bare_spawn, oneshot, m)
+    show([
         (f"persistent adapter, {n} tasks (store + 4 report formats)", per(t_big, n)),
         (f"persistent adapter, marginal per task ({small}->{n})", marginal_ms),
         (f"bare JSON-RPC pipe loop, {n} tasks", per(t_pipe, n)),
         (f"one-shot adapter, {m} tasks, concurrency 1", per(t_one_c1, m)),
         (f"one-shot adapter, {m} tasks, concurrency 4", per(t_one_c4, m)),
         (f"bare spawn per task, {m} tasks", per(t_spawn, m)),
-    ]
-    width = max(len(label) for label, _ in rows)
-    print(f"{'what':<{width}}  ms/task")
-    for label, value in rows:
-        print(f"{label:<{width}}  {value:7.3f}")
-    print()
+    ])
     print(f"persistent / bare pipe loop:          {per(t_big, n) / per(t_pipe, n):5.2f}x  (target <= 3x)")
     print(f"persistent marginal per task:         {marginal_ms:5.3f} ms (target <= 0.3 ms)")
     print(f"one-shot (concurrency 1) / bare spawn: {t_one_c1 / t_spawn:5.2f}x  (target <= 1.2x)")
     print(f"one-shot (concurrency 4) / bare spawn: {t_one_c4 / t_spawn:5.2f}x")
     print(f"peak memory after {n} tasks:        {peak_mb:6.1f} MB (target < 150 MB)")
-    print(f"eval-skills --version:                {t_version * 1000:5.0f} ms (target < 300 ms)")
+
+
+def mcp_section(work: Path, k: int) -> None:
+    small = max(k // 10, 1)
+    beside = work / "beside-mcp"
+    beside.mkdir()
+    mcp_skill, persistent = make_mcp_skill(work), make_skill(beside, True)
+    t_mcp = best(run_harness, mcp_skill, k, work, repeat=3)
+    t_mcp_small = best(run_harness, mcp_skill, small, work, repeat=3)
+    t_persistent = best(run_harness, persistent, k, work, repeat=3)
+    t_bare = best(bare_mcp_loop, mcp_skill, k, repeat=3)
+    marginal = (t_mcp - t_mcp_small) / (k - small) * 1000
+    show([
+        (f"MCP adapter (stdio), {k} tasks, concurrency 4 (store + 4 report formats)", per(t_mcp, k)),
+        (f"MCP adapter, marginal per task ({small}->{k})", marginal),
+        (f"persistent subprocess adapter, the same {k} tasks", per(t_persistent, k)),
+        (f"bare SDK loop: call_tool {k} times in a row, one session", per(t_bare, k)),
+    ])
+    print(f"MCP marginal / persistent subprocess per task: {marginal / per(t_persistent, k):5.1f}x")
+    print(f"MCP marginal / bare SDK call_tool loop:        {marginal / per(t_bare, k):5.2f}x")
+    print()
+
+
+def custom_section(work: Path, n: int) -> None:
+    small = max(n // 10, 1)
+    beside = work / "beside-custom"
+    beside.mkdir()
+    skill, persistent = make_custom_skill(work), make_skill(beside, True)
+    t_big = best(run_harness, skill, n, work, repeat=3)
+    t_small = best(run_harness, skill, small, work, repeat=3)
+    t_persistent = best(run_harness, persistent, n, work, repeat=3)
+    t_persistent_small = best(run_harness, persistent, small, work, repeat=3)
+    marginal = (t_big - t_small) / (n - small) * 1000
+    marginal_persistent = (t_persistent - t_persistent_small) / (n - small) * 1000
+    show([
+        (f"custom adapter (in-process function), {n} tasks (store + 4 report formats)", per(t_big, n)),
+        (f"custom adapter, marginal per task ({small}->{n})", marginal),
+        (f"persistent subprocess adapter, the same {n} tasks", per(t_persistent, n)),
+        (f"persistent subprocess adapter, marginal per task ({small}->{n})", marginal_persistent),
+    ])
+    print(f"custom marginal / persistent subprocess marginal: {marginal / marginal_persistent:5.2f}x")
+    print()
 
 
 if __name__ == "__main__":

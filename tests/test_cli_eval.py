@@ -124,8 +124,14 @@ def bad_input_cases(tmp_path: Path):
                                                                  "authTokenEnvKey": "EVAL_SKILLS_TEST_UNSET"}))
     mcp = tmp_path / "mcp"
     mcp.mkdir()
-    (mcp / "skill.json").write_text(json.dumps({"id": "mcp", "name": "M", "version": "1.0.0", "adapterType": "mcp",
-                                                "entrypoint": "npx some-server"}))
+    (mcp / "skill.json").write_text(json.dumps({
+        "id": "mcp", "name": "M", "version": "1.0.0", "adapterType": "mcp",
+        "entrypoint": "python3 -c \"import sys; sys.exit('no config file')\""}))
+    mcp_tool = tmp_path / "mcp-tool"
+    mcp_tool.mkdir()
+    (mcp_tool / "skill.json").write_text(json.dumps({
+        "id": "mcp-tool", "name": "M", "version": "1.0.0", "adapterType": "mcp", "metadata": {"toolName": "ech"},
+        "entrypoint": f"python3 {MISBEHAVE.parent / 'mcp_server.py'}"}))
     def task_file(name, content):
         path = tmp_path / name
         path.write_text(content if isinstance(content, str) else json.dumps(content))
@@ -157,7 +163,10 @@ def bad_input_cases(tmp_path: Path):
          "bad-custom.json: $[0].expectedOutput: custom scorer broken_scorer"),
         (["--skills", skill_typo], "skill.json: $.inputSchem: unknown field"),
         (["--skills", good, "--output-dir", tmp_path / "a-file"], "a-file: cannot create the report folder"),
-        (["--skills", mcp], "skill.json: $.adapterType: adapterType 'mcp' is not supported yet"),
+        (["--skills", mcp], "skill.json: $.entrypoint: the MCP server did not start: the MCP server exited with "
+                            "code 1; stderr: no config file"),
+        (["--skills", mcp_tool], "skill.json: $.metadata.toolName: the MCP server has no tool 'ech' (its tools: "
+                                 "echo, add, "),
         (["--skills", needs_token],
          "adapter.config.json: $.authTokenEnvKey: environment variable EVAL_SKILLS_TEST_UNSET"),
         (["--skills", broken], "skill.json: invalid JSON"),

@@ -35,7 +35,7 @@ def test_init_writes_a_commented_config_and_folders(tmp_path: Path) -> None:
     assert "# concurrency: 4" in (proj / "eval-skills.config.yaml").read_text()
 
 
-@pytest.mark.parametrize("template", ["python_script", "http_request"])
+@pytest.mark.parametrize("template", ["python_script", "http_request", "mcp_tool"])
 def test_generated_tool_skill_passes_its_own_test(tmp_path: Path, template: str) -> None:
     name = f"gen_{template}"
     out = run("create", "--name", name, "--from-template", template, "--output-dir", tmp_path / "skills",
@@ -44,7 +44,8 @@ def test_generated_tool_skill_passes_its_own_test(tmp_path: Path, template: str)
     folder = tmp_path / "skills" / name
     skill = load_skill(folder)
     assert skill.manifest.description == 'Fetches "weather" <data>'
-    assert skill.manifest.adapterType == ("subprocess" if template == "python_script" else "http")
+    assert skill.manifest.adapterType == {"python_script": "subprocess", "http_request": "http",
+                                          "mcp_tool": "mcp"}[template]
     if template == "python_script":
         assert skill.adapter.persistent is True
     assert {p.name for p in folder.iterdir()} >= {"skill.json", "adapter.config.json", "tests"}

@@ -16,6 +16,7 @@ from ._version import __version__
 from .adapters import create_adapter
 from .aggregate import build_reports
 from .plan import Plan
+from .preflight import close_adapters, run_preflight
 from .results import TaskResult
 from .runner import AdapterFactory, RunSettings, execute
 
@@ -62,11 +63,17 @@ async def evaluate(plan: Plan, settings: RunSettings, *, store_path: Path | None
     started = timestamp_now()
     # Check everything that can be wrong before anything runs or is written.
     adapters = {skill.id: factory(skill) for skill in plan.skills}
-    if output_dir is not None and formats:
-        from .reports import prepare_output_dir
+    if await run_preflight(plan, adapters, stop) is None:  # interrupted while skills were checked
+        return EvaluationOutcome([], [], True)
+    try:
+        if output_dir is not None and formats:
+            from .reports import prepare_output_dir
 
-        prepare_output_dir(output_dir, formats)
-    store = Store.open(store_path) if store_path is not None else None
+            prepare_output_dir(output_dir, formats)
+        store = Store.open(store_path) if store_path is not None else None
+    except BaseException:
+        await close_adapters(adapters.values())
+        raise
     evaluation_id = ""
     writer: ResultWriter | None = None
     try:

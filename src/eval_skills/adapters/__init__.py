@@ -15,6 +15,9 @@ __all__ = ["Adapter", "FakeAdapter", "create_adapter", "ADAPTERS"]
 ADAPTERS: dict[str, str] = {
     "subprocess": "subprocess:SubprocessAdapter",
     "http": "http:HttpAdapter",
+    "mcp": "mcp:McpAdapter",
+    "custom": "custom:CustomAdapter",
+    "langchain": "langchain:LangChainAdapter",
 }
 
 

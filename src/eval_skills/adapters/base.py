@@ -20,6 +20,19 @@ class Adapter(ABC):
     async def start(self) -> None:  # noqa: B027 - optional hook
         """Prepare (start a server, spawn a persistent process). Raises SkillError on failure."""
 
+    async def preflight(self) -> list[str]:
+        """Checks that need the skill itself, made before anything runs or is written (start a server and list
+        its tools, import a module). Raises :class:`~eval_skills.errors.InputError` for a problem that must stop
+        the run; returns lines of notes for ``--dry-run``. The adapter may keep what it started for the run;
+        ``close()`` releases it."""
+        return []
+
+    @property
+    def input_schema(self) -> dict[str, Any] | None:
+        """The JSON Schema of the input the skill itself declares, when the adapter learns one (an MCP tool's
+        ``inputSchema``, known after :meth:`preflight`). None when there is none."""
+        return None
+
     @abstractmethod
     async def invoke(self, input_data: Any, timeout: float) -> Invocation:
         """Call the skill once with a task's ``inputData``."""

@@ -39,7 +39,7 @@ from ..results import Invocation, Usage
 from ._process import Child, child_env, excerpt, parse_usage, resolve_argv, split_command
 from .base import Adapter
 
-__all__ = ["HttpAdapter", "USAGE_HEADERS", "invoke_url"]
+__all__ = ["HttpAdapter", "USAGE_HEADERS", "health_url", "invoke_url", "request_headers", "start_server"]
 
 USAGE_HEADERS = ("x-usage-prompt-tokens", "x-usage-completion-tokens", "x-usage-total-tokens")
 STOP_GRACE = 3.0
@@ -88,6 +88,90 @@ def _header_usage(headers: httpx.Headers) -> Usage | None:
     return Usage(prompt, completion, total if total is not None else prompt + completion)
 
 
+def request_headers(skill: Skill) -> tuple[dict[str, str], str | None]:
+    """The headers of every request to a skill's server (``headers``, and the token of ``authType``) and the
+    token itself (for redaction). A token variable that is not set is an InputError naming it."""
+    config = skill.adapter
+    headers = {"Accept": "application/json", **config.headers}
+    if config.authType == "none":
+        return headers, None
+    config_file = str(skill.root / ADAPTER_CONFIG_FILE)
+    name = config.authTokenEnvKey
+    if not name:
+        raise InputError(f"authType {config.authType!r} needs the name of the environment variable "
+                         "holding the token", file=config_file, field="$.authTokenEnvKey",
+                         hint='set "authTokenEnvKey", e.g. "MY_SKILL_TOKEN"')
+    token = os.environ.get(name)  # read once: it lives only in the client's headers and the redaction
+    if not token:
+        raise InputError(f"environment variable {name} is not set; it holds the {config.authType} token",
+                         file=config_file, field="$.authTokenEnvKey", hint=f"export {name}=<token>")
+    if config.authType == "bearer":
+        headers["Authorization"] = f"Bearer {token}"
+    else:
+        headers[config.authHeader] = token
+    return headers, token
+
+
+def health_url(skill: Skill, url: str) -> str:
+    """Where a started server is polled: ``healthPath`` (joined with ``baseUrl`` or the URL's origin), or that
+    base itself."""
+    config = skill.adapter
+    parts = urlsplit(url)
+    base = config.baseUrl or f"{parts.scheme}://{parts.netloc}"
+    if not config.healthPath:
+        return base
+    if urlsplit(config.healthPath).scheme in ("http", "https"):
+        return config.healthPath
+    return base.rstrip("/") + "/" + config.healthPath.lstrip("/")
+
+
+async def start_server(skill: Skill, client: httpx.AsyncClient, url: str) -> Child:
+    """Run the ``start`` command of ``adapter.config.json`` (in the skill's folder, clean environment, own process
+    group) and wait until ``url`` answers with any HTTP response, for up to ``startTimeoutMs``. A server that
+    exits first is SkillCrashed with its output; one that never answers is SkillTimeout (and is stopped)."""
+    config = skill.adapter
+    assert config.start is not None
+    try:
+        command = split_command(config.start)
+    except ValueError as exc:
+        raise InputError(f"cannot split the start command into a command line: {exc}",
+                         file=str(skill.root / ADAPTER_CONFIG_FILE), field="$.start") from None
+    shown = " ".join(command)
+    env = child_env(config)
+    argv = resolve_argv(command, cwd=skill.root, env=env)
+    try:  # a server already answering there would be mistaken for ours
+        await client.get(url, timeout=1.0)
+    except httpx.HTTPError:
+        pass
+    else:
+        raise SkillCrashed(f"cannot run start command {shown!r}: {url} already answers "
+                           "(is another server using the port?)")
+    server = await Child.start(argv, cwd=skill.root, env=env, stdin=asyncio.subprocess.DEVNULL, merge_output=True)
+    loop = asyncio.get_running_loop()
+    wait_s = config.startTimeoutMs / 1000
+    deadline = loop.time() + wait_s
+    pause = 0.02
+    try:
+        while True:
+            if server.proc.returncode is not None:
+                await server.kill()
+                raise server.failure(f"before answering (start command {shown!r})")
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise SkillTimeout(f"the server of start command {shown!r} did not answer {url} "
+                                   f"within {wait_s:g}s")
+            try:
+                await client.get(url, timeout=min(1.0, remaining))
+            except httpx.HTTPError:
+                await asyncio.sleep(min(pause, max(deadline - loop.time(), 0)))
+                pause = min(pause * 1.5, 0.25)
+                continue
+            return server
+    except BaseException:
+        await server.stop(STOP_GRACE)
+        raise
+
+
 class HttpAdapter(Adapter):
     """Posts tasks to a skill's HTTP endpoint with one :class:`httpx.AsyncClient` (see the module doc).
 
@@ -127,7 +211,7 @@ class HttpAdapter(Adapter):
             self._client = httpx.AsyncClient(headers=headers, limits=limits, timeout=30.0)
             if self.skill.adapter.start:
                 try:
-                    await self._start_server(self._client)
+                    self._server = await start_server(self.skill, self._client, self._health_url())
                 except BaseException:
                     await self._shutdown()
                     raise
@@ -148,25 +232,8 @@ class HttpAdapter(Adapter):
                 await server.stop(self.stop_grace)
 
     def _headers(self) -> dict[str, str]:
-        config = self.skill.adapter
-        headers = {"Accept": "application/json", **config.headers}
-        if config.authType == "none":
-            return headers
-        config_file = str(self.skill.root / ADAPTER_CONFIG_FILE)
-        name = config.authTokenEnvKey
-        if not name:
-            raise InputError(f"authType {config.authType!r} needs the name of the environment variable "
-                             "holding the token", file=config_file, field="$.authTokenEnvKey",
-                             hint='set "authTokenEnvKey", e.g. "MY_SKILL_TOKEN"')
-        token = os.environ.get(name)  # read once: it lives only in the client's headers and _secret
-        if not token:
-            raise InputError(f"environment variable {name} is not set; it holds the {config.authType} token",
-                             file=config_file, field="$.authTokenEnvKey", hint=f"export {name}=<token>")
-        self._secret = _Secret(token)
-        if config.authType == "bearer":
-            headers["Authorization"] = f"Bearer {token}"
-        else:
-            headers[config.authHeader] = token
+        headers, token = request_headers(self.skill)
+        self._secret = _Secret(token) if token else None
         return headers
 
     # -- calls ---------------------------------------------------------------------------------------
@@ -229,52 +296,4 @@ class HttpAdapter(Adapter):
         return f"{type(exc).__name__}: {text}"
 
     def _health_url(self) -> str:
-        config = self.skill.adapter
-        parts = urlsplit(self.url)
-        base = config.baseUrl or f"{parts.scheme}://{parts.netloc}"
-        if not config.healthPath:
-            return base
-        if urlsplit(config.healthPath).scheme in ("http", "https"):
-            return config.healthPath
-        return base.rstrip("/") + "/" + config.healthPath.lstrip("/")
-
-    async def _start_server(self, client: httpx.AsyncClient) -> None:
-        config = self.skill.adapter
-        assert config.start is not None
-        try:
-            command = split_command(config.start)
-        except ValueError as exc:
-            raise InputError(f"cannot split the start command into a command line: {exc}",
-                             file=str(self.skill.root / ADAPTER_CONFIG_FILE), field="$.start") from None
-        shown = " ".join(command)
-        url = self._health_url()
-        env = child_env(config)
-        argv = resolve_argv(command, cwd=self.skill.root, env=env)
-        try:  # a server already answering there would be mistaken for ours
-            await client.get(url, timeout=1.0)
-        except httpx.HTTPError:
-            pass
-        else:
-            raise SkillCrashed(f"cannot run start command {shown!r}: {url} already answers "
-                               "(is another server using the port?)")
-        server = self._server = await Child.start(argv, cwd=self.skill.root, env=env,
-                                                   stdin=asyncio.subprocess.DEVNULL, merge_output=True)
-        loop = asyncio.get_running_loop()
-        wait_s = config.startTimeoutMs / 1000
-        deadline = loop.time() + wait_s
-        pause = 0.02
-        while True:
-            if server.proc.returncode is not None:
-                await server.kill()
-                raise server.failure(f"before answering (start command {shown!r})")
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                raise SkillTimeout(f"the server of start command {shown!r} did not answer {url} "
-                                   f"within {wait_s:g}s")
-            try:
-                await client.get(url, timeout=min(1.0, remaining))
-            except httpx.HTTPError:
-                await asyncio.sleep(min(pause, max(deadline - loop.time(), 0)))
-                pause = min(pause * 1.5, 0.25)
-                continue
-            return
+        return health_url(self.skill, self.url)

@@ -104,13 +104,7 @@ def eval_command(ctx: click.Context, **params: Any) -> None:
     opts = resolve_settings(ctx, params, config)
     plan, settings = prepare_evaluation(load_skills(list(params["skills"])), opts, params)
     if params["dry_run"]:
-        from ..adapters import create_adapter
-        from ..reports import prepare_output_dir
-
-        for skill in plan.skills:
-            create_adapter(skill)  # checks adapter settings (type, command, token variable); starts nothing
-        prepare_output_dir(opts["output_dir"], opts["formats"], create=False)
-        _print_plan(plan, settings, opts, params["as_json"])
+        dry_run(plan, settings, opts, params["as_json"])
         return
     outcome = _run(plan, settings, opts, params)
     if params["as_json"]:
@@ -157,7 +151,21 @@ def prepare_evaluation(skills: list[Any], opts: dict[str, Any], params: dict[str
     return plan, settings
 
 
-def _print_plan(plan: Any, settings: Any, opts: dict[str, Any], as_json: bool) -> None:
+def dry_run(plan: Any, settings: Any, opts: dict[str, Any], as_json: bool) -> None:
+    """Check what can be checked without running a task, print the plan, write nothing: adapter settings (type,
+    command, token variable), then what needs the skill (a server started and its tools listed, a module
+    imported; all stopped again), then the report folder."""
+    from ..adapters import create_adapter
+    from ..preflight import dry_run_notes
+    from ..reports import prepare_output_dir
+
+    adapters = {skill.id: create_adapter(skill) for skill in plan.skills}
+    notes = asyncio.run(dry_run_notes(plan, adapters))
+    prepare_output_dir(opts["output_dir"], opts["formats"], create=False)
+    _print_plan(plan, settings, opts, as_json, notes)
+
+
+def _print_plan(plan: Any, settings: Any, opts: dict[str, Any], as_json: bool, notes: dict[str, list[str]]) -> None:
     doc = {
         "skills": [{"id": s.id, "version": s.manifest.version, "adapterType": s.manifest.adapterType,
                     "path": str(s.path), "persistent": s.adapter.persistent} for s in plan.skills],
@@ -165,6 +173,7 @@ def _print_plan(plan: Any, settings: Any, opts: dict[str, Any], as_json: bool) -
         "runs": plan.runs, "totalItems": plan.total, "concurrency": settings.concurrency,
         "timeoutMs": settings.timeout_ms, "retries": settings.retries,
         "inputMismatches": len(plan.input_problems),
+        "preflight": notes,
     }
     if as_json:
         click.echo(json.dumps(doc, indent=2))
@@ -173,6 +182,8 @@ def _print_plan(plan: Any, settings: Any, opts: dict[str, Any], as_json: bool) -
                f"{plan.benchmark.version}: {len(plan.tasks)} tasks")
     for s in doc["skills"]:
         click.echo(f"skill {s['id']} {s['version']} ({s['adapterType']}) {s['path']}")
+        for line in notes.get(s["id"], []):
+            click.echo(f"  {line}")
     click.echo(f"{len(plan.skills)} skills x {len(plan.tasks)} tasks x {plan.runs} runs = {plan.total} items")
     if plan.input_problems:
         click.echo(f"{len(plan.input_problems)} task inputs do not match a skill's inputSchema "

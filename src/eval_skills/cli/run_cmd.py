@@ -19,7 +19,7 @@ from ..errors import InputError
 from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED
 from ._globals import make_console
 from ._options import GreedyCommand
-from .eval_cmd import _print_plan, _run, _summary_table, eval_command, prepare_evaluation, resolve_settings
+from .eval_cmd import _run, _summary_table, dry_run, eval_command, prepare_evaluation, resolve_settings
 from .select_cmd import print_selection, strategy_from
 
 log = logging.getLogger("eval_skills.run")
@@ -70,12 +70,7 @@ def run_command(ctx: click.Context, **params: Any) -> None:
     log.info("found %d skill(s): %s", len(skills), ", ".join(s.id for s in skills))
     plan, settings = prepare_evaluation(skills, opts, params)
     if params["dry_run"]:
-        from ..adapters import create_adapter
-
-        for skill in plan.skills:
-            create_adapter(skill)
-        prepare_output_dir(opts["output_dir"], opts["formats"], create=False)
-        _print_plan(plan, settings, opts, params["as_json"])
+        dry_run(plan, settings, opts, params["as_json"])
         return
     prepare_output_dir(opts["output_dir"], opts["formats"])  # a bad folder stops the run before it starts
     outcome = _run(plan, settings, {**opts, "formats": []}, params)  # reports are written after selection

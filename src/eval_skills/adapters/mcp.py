@@ -1,0 +1,389 @@
+"""The MCP adapter: each task calls one tool of an MCP server, through the official ``mcp`` SDK.
+
+- Transport: streamable HTTP when the ``entrypoint`` is an ``http(s)://`` URL, else stdio: the entrypoint (or
+  ``command`` + ``args`` of ``adapter.config.json``) is started like a subprocess skill (see ``_mcp_stdio``).
+  An HTTP server may be started by the harness with ``start`` (as for HTTP skills); ``headers`` and
+  ``authType`` / ``authTokenEnvKey`` are sent with every request, the token never shown.
+- The tool is ``metadata.toolName`` of ``skill.json``, else the skill's id. A task's ``inputData`` is its
+  arguments. The output is the result's structured content when it has one, else its text (the text blocks
+  joined by newlines; without text, the content blocks as JSON). A result with ``isError`` is the task's
+  error with the tool's message, not retried, like a JSON-RPC error of a subprocess skill.
+- One session per skill for the whole evaluation; the runner's concurrent calls share it. A call that times
+  out is cancelled on the server (status ``timeout``); the session goes on.
+- A server that ends (or whose connection drops) fails the calls in flight with how it ended and the tail of
+  its stderr. The next call starts a fresh session (and server), so the tasks after a crash run as usual; if
+  the server cannot be started again, every remaining call fails at once with that reason.
+- :meth:`McpAdapter.preflight` starts the session, lists the tools and checks the named one exists: a server
+  that does not start or lacks the tool is an InputError naming the field to fix. The session is kept for the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import mcp_types
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
+
+from .._version import __version__
+from ..errors import InputError, SkillCrashed, SkillError, SkillProtocolError, SkillRpcError, SkillTimeout
+from ..formats.skill import ADAPTER_CONFIG_FILE, Skill
+from ..results import Invocation
+from ._mcp_stdio import StdioServer
+from ._process import Child, child_env, describe_exit, parse_usage, resolve_argv
+from .base import Adapter
+from .http import health_url, request_headers, start_server
+from .subprocess import skill_command
+
+__all__ = ["McpAdapter", "result_output", "tool_name"]
+
+logging.getLogger("mcp").addHandler(logging.NullHandler())  # failures reach the user as task errors instead
+
+TOOL_FIELD = "$.metadata.toolName"
+MAX_TOOL_PAGES = 100
+IN_FLIGHT = " while the call was in flight"
+
+
+def tool_name(skill: Skill) -> str:
+    name = skill.manifest.metadata.get("toolName", skill.id)
+    if not isinstance(name, str) or not name.strip():
+        raise InputError("toolName must be the name of one of the server's tools", file=str(skill.path),
+                         field=TOOL_FIELD)
+    return name
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _reason(exc: BaseException) -> str:
+    exc = _leaf(exc)
+    if isinstance(exc, MCPError):
+        return f"MCP error {exc.error.code}: {exc.error.message}"
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _texts(result: mcp_types.CallToolResult) -> list[str]:
+    return [block.text for block in result.content if isinstance(block, mcp_types.TextContent)]
+
+
+def result_output(result: mcp_types.CallToolResult) -> Any:
+    """The output of a tool result: structured content, else the text, else the content blocks as JSON."""
+    if result.structured_content is not None:
+        return result.structured_content
+    texts = _texts(result)
+    if texts:
+        return "\n".join(texts)
+    return [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content]
+
+
+class _Session:
+    """One client session, owned by a task of its own: the SDK's task groups must be left by the task that
+    entered them, and the runner's calls come from many tasks."""
+
+    def __init__(self, adapter: McpAdapter) -> None:
+        self.adapter = adapter
+        self.stdio = adapter.new_stdio()
+        self.client: Client | None = None
+        self._stop = asyncio.Event()
+        self._owner: asyncio.Task[None] | None = None
+        self._failed = False
+
+    @property
+    def dead(self) -> bool:
+        return (self._failed or (self._owner is not None and self._owner.done())
+                or (self.stdio is not None and self.stdio.child is not None and not self.stdio.child.running))
+
+    @contextlib.asynccontextmanager
+    async def _connect(self) -> AsyncIterator[Client]:
+        info = mcp_types.Implementation(name="eval-skills", version=__version__)
+        if self.stdio is not None:
+            async with Client(self.stdio.transport(), cache=None, client_info=info) as client:
+                yield client
+            return
+        url, headers = self.adapter.url, self.adapter.headers
+        assert url is not None
+        async with create_mcp_http_client(headers=headers) as http, \
+                Client(streamable_http_client(url, http_client=http), cache=None, client_info=info) as client:
+            yield client
+
+    async def _own(self, ready: asyncio.Future[BaseException | None]) -> None:
+        try:
+            async with self._connect() as client:
+                self.client = client
+                ready.set_result(None)
+                await self._stop.wait()
+        except BaseException as exc:  # noqa: BLE001 - the session ended: say why to whoever waits
+            if not ready.done():
+                ready.set_result(exc)
+        finally:
+            self._failed = True
+
+    async def open(self, timeout: float) -> None:
+        ready: asyncio.Future[BaseException | None] = asyncio.get_running_loop().create_future()
+        self._owner = asyncio.ensure_future(self._own(ready))
+        try:
+            async with asyncio.timeout(timeout):
+                failure = await asyncio.shield(ready)
+        except TimeoutError:
+            await self.close()
+            raise SkillTimeout(f"no answer to the MCP handshake within {timeout:g}s{await self.stderr()}") from None
+        except BaseException:
+            await self.close()
+            raise
+        if failure is not None:
+            await self.close()
+            raise SkillCrashed(await self.describe_end(failure, opening=True))
+
+    async def stderr(self) -> str:
+        if self.stdio is None or self.stdio.child is None:
+            return await self.adapter.server_output()
+        await self.stdio.child.settle(0.2)
+        tail = self.stdio.child.stderr.tail()
+        return f"; stderr: {tail}" if tail else ""
+
+    async def describe_end(self, exc: BaseException | None = None, during: str = "", opening: bool = False) -> str:
+        """Why the session ended (or never began): how the server program ended and its stderr, or the
+        connection's error."""
+        if self.stdio is not None:
+            if self.stdio.child is None and exc is not None:  # the program could not be run at all
+                return str(_leaf(exc))
+            return await self.stdio.describe_end(during)
+        reason = f": {self.adapter.redact(_reason(exc))}" if exc is not None else ""
+        output = await self.adapter.server_output()
+        what = "no session with" if opening else "lost the connection to"
+        return f"{what} the MCP server at {self.adapter.url}{during}{reason}{output}"
+
+    async def call(self, name: str, arguments: Any, timeout: float) -> mcp_types.CallToolResult:
+        client = self.client
+        assert client is not None
+        try:
+            async with asyncio.timeout(timeout + 1.0):  # the SDK's own timeout comes first; this one is a net
+                return await client.call_tool(name, arguments, read_timeout_seconds=timeout)
+        except TimeoutError:
+            raise SkillTimeout(f"no result within {timeout:g}s") from None
+        except MCPError as exc:
+            code = exc.error.code
+            if code == mcp_types.REQUEST_TIMEOUT:
+                raise SkillTimeout(f"no result within {timeout:g}s") from None
+            if code == mcp_types.CONNECTION_CLOSED or self.dead:
+                self._failed = True
+                raise SkillCrashed(await self.describe_end(during=IN_FLIGHT)) from None
+            message = self.adapter.redact(" ".join(exc.error.message.split()))
+            raise SkillRpcError(f"MCP error {code}: {message}", code=code, data=exc.error.data) from None
+        except ValidationError as exc:
+            raise SkillProtocolError(f"the MCP server's result is not valid: {_reason(exc)}") from None
+        except Exception as exc:  # noqa: BLE001 - a transport failure: the connection is gone or broken
+            if self.dead or self.adapter.url is not None:
+                self._failed = True
+                raise SkillCrashed(await self.describe_end(exc, during=IN_FLIGHT)) from None
+            raise SkillProtocolError(self.adapter.redact(_reason(exc))) from None
+
+    async def close(self) -> None:
+        self._stop.set()
+        owner = self._owner
+        if owner is None or owner.done():
+            return
+        if self.client is None:  # still in the handshake: nothing to end gracefully
+            if self.stdio is not None:
+                self.stdio.grace = 0.0
+            owner.cancel()
+        done, _ = await asyncio.wait([owner], timeout=self.adapter.stop_grace + 3.0)
+        if not done:
+            owner.cancel()
+            await asyncio.gather(owner, return_exceptions=True)
+
+
+class McpAdapter(Adapter):
+    """Calls one tool of an MCP server per task over one session (see the module doc)."""
+
+    def __init__(self, skill: Skill, *, stop_grace: float = 2.0) -> None:
+        self.skill = skill
+        self.tool = tool_name(skill)
+        self.stop_grace = stop_grace
+        entrypoint = skill.manifest.entrypoint.strip()
+        config_file = str(skill.root / ADAPTER_CONFIG_FILE)
+        self.url: str | None = entrypoint if urlsplit(entrypoint).scheme in ("http", "https") else None
+        self.headers: dict[str, str] = {}
+        self._token: str | None = None
+        self.command: list[str] = []
+        if self.url is not None:
+            self.headers, self._token = request_headers(skill)  # an unset token variable stops the run now
+            if "Accept" not in skill.adapter.headers:
+                self.headers.pop("Accept", None)  # the SDK sets what streamable HTTP needs
+            self.origin = (config_file, "$.start") if skill.adapter.start else (str(skill.path), "$.entrypoint")
+        else:
+            self.command = skill_command(skill)
+            self.origin = (config_file, "$.command") if skill.adapter.command else (str(skill.path), "$.entrypoint")
+        self.starts = 0  # sessions opened so far
+        self._session: _Session | None = None
+        self._opening: asyncio.Future[_Session] | None = None
+        self._down: str | None = None  # why the server could not be started again
+        self._server: Child | None = None  # the HTTP server ``start`` launched
+        self._tool: mcp_types.Tool | None = None
+
+    def __repr__(self) -> str:
+        return f"<McpAdapter {self.skill.id} {self.tool!r} at {self.url or ' '.join(self.command)}>"
+
+    @property
+    def input_schema(self) -> dict[str, Any] | None:
+        return dict(self._tool.input_schema) if self._tool is not None else None
+
+    @property
+    def server_pid(self) -> int | None:
+        """The id of the server process of the current session (stdio) or of ``start`` (HTTP)."""
+        session = self._session
+        if session is not None and session.stdio is not None:
+            return session.stdio.pid
+        return self._server.proc.pid if self._server is not None else None
+
+    def redact(self, text: str) -> str:
+        return text.replace(self._token, "[redacted]") if self._token else text
+
+    def new_stdio(self) -> StdioServer | None:
+        if self.url is not None:
+            return None
+        env = child_env(self.skill.adapter)
+        argv = resolve_argv(self.command, cwd=self.skill.root, env=env)
+        return StdioServer(argv, cwd=self.skill.root, env=env, grace=self.stop_grace)
+
+    async def server_output(self) -> str:
+        server = self._server
+        if server is None:
+            return ""
+        await server.wait_exit(0.2)
+        how = "" if server.running else f"; its server {describe_exit(server.proc.returncode or 0)}"
+        tail = server.stderr.tail()
+        return how + (f"; server output: {tail}" if tail else "")
+
+    # -- sessions ------------------------------------------------------------------------------------
+
+    async def _ensure(self) -> _Session:
+        """The live session: the current one, else a new one (one opening at a time, shared by the callers)."""
+        session = self._session
+        if session is not None and not session.dead:
+            return session
+        if self._down is not None:
+            raise SkillCrashed(self._down)
+        if self._opening is None or self._opening.done():
+            self._opening = asyncio.ensure_future(self._open(session))
+        return await asyncio.shield(self._opening)
+
+    async def _open(self, previous: _Session | None) -> _Session:
+        if previous is not None:
+            await previous.close()
+        config = self.skill.adapter
+        wait_s = config.startTimeoutMs / 1000
+        try:
+            if self.url is not None and config.start and (self._server is None or not self._server.running):
+                if self._server is not None:
+                    await self._server.kill()
+                async with httpx.AsyncClient() as probe:
+                    self._server = await start_server(self.skill, probe, health_url(self.skill, self.url))
+            session = _Session(self)
+            await session.open(wait_s)
+        except SkillError as exc:
+            if not self.starts:
+                raise
+            self._down = f"the MCP server could not be started again after it failed: {exc}"
+            raise SkillCrashed(self._down) from None
+        self._session = session
+        self.starts += 1
+        return session
+
+    async def start(self) -> None:
+        await self._ensure()
+
+    async def preflight(self) -> list[str]:
+        """Start the session, list the tools, check the named tool exists (InputError if any of it fails)."""
+        file, field = self.origin
+        try:
+            session = await self._ensure()
+        except SkillError as exc:
+            what = "did not start" if self.url is None or self.skill.adapter.start else "did not answer"
+            raise InputError(f"the MCP server {what}: {exc}", file=file, field=field) from None
+        tools = await self._list_tools(session, file, field)
+        names = [tool.name for tool in tools]
+        self._tool = next((tool for tool in tools if tool.name == self.tool), None)
+        shown = ", ".join(names[:20]) + (f" and {len(names) - 20} more" if len(names) > 20 else "")
+        if self._tool is None:
+            raise InputError(f"the MCP server has no tool {self.tool!r} (its tools: {shown or 'none'})",
+                             file=str(self.skill.path), field=TOOL_FIELD,
+                             hint="set metadata.toolName to one of its tools" if names else None)
+        assert session.client is not None
+        where = self.url or " ".join(self.command)
+        described = f": {' '.join(self._tool.description.split())[:120]}" if self._tool.description else ""
+        count = f"{len(names)} tool" + ("" if len(names) == 1 else "s")
+        return [f"MCP server {where} (protocol {session.client.protocol_version}) has {count}: {shown}",
+                f"tool {self.tool!r} found{described}"]
+
+    async def _list_tools(self, session: _Session, file: str, field: str) -> list[mcp_types.Tool]:
+        assert session.client is not None
+        tools: list[mcp_types.Tool] = []
+        cursor: str | None = None
+        try:
+            async with asyncio.timeout(self.skill.adapter.startTimeoutMs / 1000):
+                for _ in range(MAX_TOOL_PAGES):
+                    page = await session.client.list_tools(cursor=cursor)
+                    tools.extend(page.tools)
+                    cursor = page.next_cursor
+                    if not cursor:
+                        break
+        except TimeoutError:
+            raise InputError("the MCP server did not list its tools in time", file=file, field=field) from None
+        except Exception as exc:  # noqa: BLE001 - whatever the server did wrong
+            reason = await session.describe_end(exc) if session.dead else self.redact(_reason(exc))
+            raise InputError(f"the MCP server did not list its tools: {reason}", file=file, field=field) from None
+        return tools
+
+    # -- calls ---------------------------------------------------------------------------------------
+
+    async def invoke(self, input_data: Any, timeout: float) -> Invocation:
+        if input_data is not None and not isinstance(input_data, dict):
+            raise SkillProtocolError(f"an MCP tool takes an object of arguments; this inputData is a "
+                                     f"{type(input_data).__name__}")
+        session = await self._ensure()  # a fresh server after a crash: its start is not the task's latency
+        started = time.perf_counter()
+        try:
+            result = await session.call(self.tool, input_data, timeout)
+        except SkillError as exc:
+            exc.latency_ms = (time.perf_counter() - started) * 1000
+            raise
+        latency_ms = (time.perf_counter() - started) * 1000
+        if result.is_error:
+            texts = _texts(result)
+            message = "\n".join(texts) if texts else json.dumps(result_output(result))
+            message = " ".join(self.redact(message).split())
+            error = SkillRpcError(f"the tool reported an error: {message[:500]}{'...' if len(message) > 500 else ''}")
+            error.latency_ms = latency_ms
+            raise error
+        output = result_output(result)
+        usage = parse_usage(output.get("usage")) if isinstance(output, dict) and "usage" in output else None
+        return Invocation(output=output, usage=usage, latency_ms=latency_ms)
+
+    async def close(self) -> None:
+        """End the session and stop the servers the harness started. Never raises."""
+        with contextlib.suppress(Exception):
+            if self._opening is not None and not self._opening.done():
+                self._opening.cancel()
+                await asyncio.gather(self._opening, return_exceptions=True)
+            session, self._session = self._session, None
+            if session is not None:
+                await session.close()
+            server, self._server = self._server, None
+            if server is not None:
+                await server.stop(self.stop_grace)
