@@ -35,6 +35,7 @@ from eval_skills.formats.workspace import (
     PassAtK,
     Review,
     RoutingMetrics,
+    RoutingOverall,
     RoutingQueryResult,
     RoutingResults,
     RunResult,
@@ -207,18 +208,20 @@ def benchmark(runs: list[BenchmarkRun], arms: tuple[str, ...], keys: list[str], 
 def make_routing(root: Path, n: int = 1, hostile: bool = False) -> Path:
     folder = root / f"routing-{n}"
     queries = [
-        RoutingQueryResult(query="Triage this refund request", should_trigger=True, invocation_type="explicit",
-                           runs=3, triggers=3, trigger_rate=1.0, trigger_rate_ci=[0.4385, 1.0], passed=True),
-        RoutingQueryResult(query="Is this support ticket urgent?", should_trigger=True, invocation_type="implicit",
-                           runs=3, triggers=1, errors=0, trigger_rate=0.3333, trigger_rate_ci=[0.0615, 0.7923],
-                           passed=False, distractors_invoked={"ticket-summary": 2}),
-        RoutingQueryResult(query="Write a haiku about autumn" + (f" {HOSTILE}" if hostile else ""),
+        RoutingQueryResult(index=1, query="Triage this refund request", should_trigger=True,
+                           invocation_type="explicit", runs=3, triggers=3, errors=0, trigger_rate=1.0,
+                           trigger_rate_ci=(0.4385, 1.0), passed=True),
+        RoutingQueryResult(index=2, query="Is this support ticket urgent?", should_trigger=True,
+                           invocation_type="implicit", runs=3, triggers=1, errors=0, trigger_rate=0.3333,
+                           trigger_rate_ci=(0.0615, 0.7923), passed=False, distractors_invoked={"ticket-summary": 2}),
+        RoutingQueryResult(index=3, query="Write a haiku about autumn" + (f" {HOSTILE}" if hostile else ""),
                            should_trigger=False, invocation_type="negative", runs=3, triggers=0, errors=1,
-                           trigger_rate=0.0, trigger_rate_ci=[0.0, 0.6576], passed=True),
+                           trigger_rate=0.0, trigger_rate_ci=(0.0, 0.6576), passed=True),
     ]
-    metrics = RoutingMetrics(precision=1.0, recall=0.5, f1=0.6667, accuracy=0.6667,
-                             by_invocation_type={"explicit": {"precision": 1.0, "recall": 1.0, "f1": 1.0,
-                                                              "accuracy": 1.0}})
+    metrics = RoutingOverall(precision=1.0, recall=0.5, f1=0.6667, accuracy=0.6667, tp=1, fp=0, fn=1, tn=1,
+                             queries=3,
+                             by_invocation_type={"explicit": RoutingMetrics(precision=1.0, recall=1.0, f1=1.0,
+                                                                            accuracy=1.0, tp=1, queries=1)})
     _write(folder / "routing_results.json", RoutingResults(metadata={"skill_name": "support-triage", "runs": 3},
                                                            queries=queries, metrics=metrics))
     for i, q in enumerate(queries, 1):

@@ -51,14 +51,17 @@ def test_migrations_are_numbered_in_order() -> None:
     names = [fn.__name__ for fn in MIGRATIONS]
     assert names[0] == "m001_initial"
     numbers = [int(name[1:4]) for name in names]
-    assert numbers == sorted(set(numbers))  # increasing, each number once (branches may fill in gaps)
+    assert numbers == sorted(set(numbers))  # applied in the order of their numbers, each number once
     assert all(name[4] == "_" for name in names)
+
+
+NEWEST = int(MIGRATIONS[-1].__name__[1:4])
 
 
 def test_migrations_recorded_and_idempotent(tmp_path: Path) -> None:
     path = tmp_path / "deep" / "folder" / "results.db"
     with Store.open(path) as store:
-        assert store.schema_version() == int(MIGRATIONS[-1].__name__[1:4])
+        assert store.schema_version() == NEWEST
     assert path.exists()
     db = sqlite3.connect(path)
     rows = db.execute("SELECT name, applied_at FROM _migrations ORDER BY rowid").fetchall()
@@ -68,7 +71,7 @@ def test_migrations_recorded_and_idempotent(tmp_path: Path) -> None:
     assert migrate(db) == []  # applying again does nothing
     db.close()
     with Store.open(path) as store:  # reopening neither fails nor re-applies
-        assert store.schema_version() == int(MIGRATIONS[-1].__name__[1:4])
+        assert store.schema_version() == NEWEST
     db = sqlite3.connect(path)
     assert db.execute("SELECT COUNT(*) FROM _migrations").fetchone()[0] == len(MIGRATIONS)
     db.close()
@@ -112,9 +115,21 @@ def test_final_schema(tmp_path: Path) -> None:
             ("scorer_type", "TEXT", 0, 0), ("reason", "TEXT", 0, 0), ("output_json", "TEXT", 0, 0),
             ("usage_json", "TEXT", 0, 0), ("attempts", "INTEGER", 0, 0), ("extra_json", "TEXT", 0, 0),
             ("finished_at", "TEXT", 1, 0)],
+        "routing_tests": [
+            ("id", "TEXT", 0, 1), ("started_at", "TEXT", 1, 0), ("finished_at", "TEXT", 0, 0),
+            ("status", "TEXT", 1, 0), ("skill_name", "TEXT", 1, 0), ("agent", "TEXT", 0, 0),
+            ("model", "TEXT", 0, 0), ("config_json", "TEXT", 1, 0), ("metrics_json", "TEXT", 0, 0),
+            ("f1", "REAL", 0, 0), ("accuracy", "REAL", 0, 0), ("results_path", "TEXT", 0, 0),
+            ("tool_version", "TEXT", 0, 0)],
+        "routing_runs": [
+            ("id", "INTEGER", 0, 1), ("routing_id", "TEXT", 1, 0), ("query_index", "INTEGER", 1, 0),
+            ("query", "TEXT", 1, 0), ("should_trigger", "INTEGER", 1, 0), ("invocation_type", "TEXT", 0, 0),
+            ("run_number", "INTEGER", 1, 0), ("status", "TEXT", 1, 0), ("triggered", "INTEGER", 0, 0),
+            ("skills_invoked_json", "TEXT", 1, 0), ("error", "TEXT", 0, 0), ("duration_s", "REAL", 0, 0),
+            ("usage_json", "TEXT", 0, 0), ("finished_at", "TEXT", 1, 0)],
     }
-    assert indexes == ["evaluations_started_at", "skill_reports_skill", "task_results_evaluation",
-                       "task_results_skill_task"]
+    assert indexes == ["evaluations_started_at", "routing_runs_test", "routing_tests_skill",
+                       "skill_reports_skill", "task_results_evaluation", "task_results_skill_task"]
 
 
 # ---- writing and reading ------------------------------------------------------------------------

@@ -28,8 +28,11 @@ The script is JSON from ``--config``, else the file named by ``FAKE_AGENT_CONFIG
     delay            seconds to sleep before answering
     pid_file         where "hang" writes its pid and its child's, one per line
     log              a file to which each run appends one JSON line: prompt, cwd, model, skill_installed,
-                     skill_used
-    cases            [{"match": regex, ...keys above}]: the first case whose regex finds the prompt
+                     skill_used, skills_present (the folders in skills_dir), arrival
+    state_dir        a folder where it counts how many times it has seen each prompt: the n-th run of a
+                     prompt (counted across processes, in the order they start) has arrival n
+    cases            [{"match": regex, "runs": [n, ...]?, ...keys above}]: the first case whose regex finds
+                     the prompt (and, when "runs" is given, whose list holds the arrival; needs state_dir)
                      overrides the keys above
 
 When the skill is used, it prints a ``tool_call`` ``Read`` of the SKILL.md (with the text it really read)
@@ -39,6 +42,7 @@ and a ``skill`` event pointing at that call, before its answer.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -60,6 +64,21 @@ def load_script(args: argparse.Namespace) -> dict:
     return json.loads(os.environ.get("FAKE_AGENT_JSON") or "{}")
 
 
+def arrival(prompt: str, state_dir: str | None) -> int | None:
+    """1 + the number of earlier runs of this prompt, claimed by creating a numbered file (atomic)."""
+    if not state_dir:
+        return None
+    key = hashlib.sha256(prompt.encode()).hexdigest()[:16]
+    Path(state_dir).mkdir(parents=True, exist_ok=True)
+    n = 1
+    while True:
+        try:
+            os.close(os.open(Path(state_dir) / f"{key}-{n}", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            return n
+        except FileExistsError:
+            n += 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--prompt-file")
@@ -70,8 +89,9 @@ def main() -> int:
     prompt = (Path(args.prompt_file).read_text() if args.prompt_file else
               args.prompt if args.prompt is not None else sys.stdin.read())
     script = load_script(args)
+    seen = arrival(prompt, script.get("state_dir"))
     for case in script.get("cases", []):
-        if re.search(case["match"], prompt, re.IGNORECASE):
+        if re.search(case["match"], prompt, re.IGNORECASE) and ("runs" not in case or seen in case["runs"]):
             script = {**script, **case}
             break
 
@@ -88,8 +108,11 @@ def main() -> int:
 
     if script.get("log"):
         with open(script["log"], "a") as log:
+            skills_dir = Path(script.get("skills_dir", ".agents/skills"))
+            present = sorted(p.name for p in skills_dir.iterdir()) if skills_dir.is_dir() else []
             log.write(json.dumps({"prompt": prompt, "cwd": os.getcwd(), "model": args.model,
-                                  "skill_installed": installed, "skill_used": used}) + "\n")
+                                  "skill_installed": installed, "skill_used": used, "skills_present": present,
+                                  "arrival": seen}) + "\n")
     if script.get("stderr"):
         print(script["stderr"], file=sys.stderr, flush=True)
     if mode == "silent":

@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "history": ("history_cmd:history_command", "A skill's past evaluations from the store, newest first."),
     "benchmarks": ("benchmarks_cmd:benchmarks_group", "List benchmarks, or import GAIA and ToolBench ones."),
     "view": ("view_cmd:view_command", "Review outputs side by side and write feedback (serves a page)."),
+    "routing": ("routing_cmd:routing_command", "Test whether an agent invokes a skill when it should."),
 }
 
 EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130

@@ -1,6 +1,7 @@
 """Statistics: pure functions, each tested against values computed by hand.
 
 - :mod:`.skill`: a tool skill's metrics (completion, error rate, consistency, percentiles, composite);
+- :mod:`.classification`: precision, recall, F1 and accuracy of a binary classification (routing tests);
 - :mod:`.estimators`: estimators shared by every kind of evaluation (sample summaries, unbiased pass@k and
   pass^k, a seeded bootstrap interval, a paired sign-flip permutation test, the Wilson interval).
 """

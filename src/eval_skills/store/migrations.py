@@ -91,6 +91,47 @@ def m003_judge_cache(db: sqlite3.Connection) -> None:
         )""")
 
 
+@migration
+def m005_routing_runs(db: sqlite3.Connection) -> None:
+    # One row per `routing` invocation: the skill, the agent, the settings and the overall metrics.
+    db.execute("""
+        CREATE TABLE routing_tests (
+            id TEXT PRIMARY KEY,
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            status TEXT NOT NULL,
+            skill_name TEXT NOT NULL,
+            agent TEXT,
+            model TEXT,
+            config_json TEXT NOT NULL DEFAULT '{}',
+            metrics_json TEXT,
+            f1 REAL,
+            accuracy REAL,
+            results_path TEXT,
+            tool_version TEXT
+        )""")
+    db.execute("CREATE INDEX routing_tests_skill ON routing_tests (skill_name, started_at)")
+    # One row per finished agent run of one query, committed as it finishes. triggered is NULL for an error.
+    db.execute("""
+        CREATE TABLE routing_runs (
+            id INTEGER PRIMARY KEY,
+            routing_id TEXT NOT NULL REFERENCES routing_tests (id) ON DELETE CASCADE,
+            query_index INTEGER NOT NULL,
+            query TEXT NOT NULL,
+            should_trigger INTEGER NOT NULL,
+            invocation_type TEXT,
+            run_number INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            triggered INTEGER,
+            skills_invoked_json TEXT NOT NULL DEFAULT '[]',
+            error TEXT,
+            duration_s REAL,
+            usage_json TEXT,
+            finished_at TEXT NOT NULL
+        )""")
+    db.execute("CREATE INDEX routing_runs_test ON routing_runs (routing_id)")
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..formats.workspace import RoutingResults
+from ..formats.workspace import RoutingResults, routing_run_dir
 
 if TYPE_CHECKING:
     from .paired_view import WorkspaceSource
@@ -26,11 +26,11 @@ def routing_context(src: WorkspaceSource) -> dict[str, Any]:
     if results is None and problem is None:
         problems.append(f"{src.read.shown(folder / ROUTING_FILE)}: not found (the routing run did not finish?)")
     queries = []
-    for index, query in enumerate(results.queries if results else [], 1):
+    for query in results.queries if results else []:
+        index = query.index
         runs = []
-        qdir = folder / f"query-{index}"
         for k in range(1, max(query.runs, 0) + 1):
-            path = qdir / f"run-{k}" / "transcript.jsonl"
+            path = routing_run_dir(folder, index, k) / "transcript.jsonl"
             if path.exists():
                 events, found = src.read.transcript(path, TRANSCRIPT_EVENTS)
                 runs.append({"number": k, "events": events, "problems": found})

@@ -1,0 +1,132 @@
+"""Running the agent on every (query, run): a fresh workspace each time, the trigger decided from the transcript.
+
+Each run gets an empty temporary folder outside any project (so the agent finds no other project skill by
+walking up), with the skill under test and the distractor skills installed and nothing else; it is removed
+after the run. What stays is written to ``query-<i>/run-<k>/`` of the routing folder: ``transcript.jsonl``
+(one event per line), ``result.json`` (status, error, response, skills invoked, usage, timing) and, for a
+run in error, the agent's raw stdout as ``stdout.txt``.
+
+A run whose agent failed or timed out is an error: its ``triggered`` is None, never False.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..agents import Agent, AgentRequest, AgentResult, AgentStatus
+from ..formats.workspace import routing_run_dir
+from .plan import RoutingPlan, RunItem
+
+__all__ = ["RunOutcome", "RunSettings", "decide", "execute_runs", "run_one"]
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    concurrency: int = 4
+    timeout_s: float = 300.0
+    max_turns: int | None = None
+    model: str | None = None
+
+
+@dataclass
+class RunOutcome:
+    """One finished run. ``triggered`` is None when the run is an error (``status`` error or timeout)."""
+
+    item: RunItem
+    status: AgentStatus
+    triggered: bool | None
+    skills_invoked: list[str] = field(default_factory=list)
+    distractors_invoked: list[str] = field(default_factory=list)
+    error: str | None = None
+    duration_s: float = 0.0
+    usage: dict[str, Any] | None = None
+    transcript: str | None = None  # relative to the routing folder
+
+
+def decide(result: AgentResult, skill: str, distractors: Iterable[str]) -> tuple[bool | None, list[str]]:
+    """``(triggered, distractors invoked)`` of one run, from the skill invocations in its transcript
+    (``result.skills_invoked``: the backends' skill events). ``triggered`` is None for a run in error."""
+    invoked = result.skills_invoked
+    names = set(distractors)
+    return (skill in invoked if result.ok else None), [name for name in invoked if name in names]
+
+
+def _write_run(folder: Path, result: AgentResult, extra: dict[str, Any]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "transcript.jsonl", "w", encoding="utf-8") as out:
+        for event in result.transcript:
+            out.write(event.model_dump_json() + "\n")
+    record = {key: value for key, value in result.to_json().items() if key != "transcript"}
+    (folder / "result.json").write_text(json.dumps({**extra, **record}, indent=2, ensure_ascii=False, default=str)
+                                        + "\n", encoding="utf-8")
+    if not result.ok:
+        result.raw_stdout.save(folder / "stdout.txt")
+
+
+async def run_one(plan: RoutingPlan, agent: Agent, item: RunItem, settings: RunSettings,
+                  routing: Path) -> RunOutcome:
+    """Run one query once and record it. Whatever the agent (or its machinery) does becomes an outcome."""
+    folder = routing_run_dir(routing, item.query_index, item.run_number)
+    relative = (folder / "transcript.jsonl").relative_to(routing).as_posix()
+    tmp = await asyncio.to_thread(tempfile.mkdtemp, prefix="eval-skills-routing-")
+    try:
+        request = AgentRequest(item.query.query, tmp, plan.skill_folders, timeout=settings.timeout_s,
+                               max_turns=settings.max_turns, model=settings.model)
+        result = await agent.run(request)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a failure of this run, never of the whole test
+        await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
+        return RunOutcome(item, "error", None, error=f"the run failed: {type(exc).__name__}: {exc}")
+    finally:  # off the event loop; shielded so an interrupted run's folder goes too
+        await asyncio.shield(asyncio.to_thread(shutil.rmtree, tmp, ignore_errors=True))
+    triggered, distractors = decide(result, plan.skill.name, (d.name for d in plan.distractors))
+    extra = {"query": item.query.query, "query_index": item.query_index, "run": item.run_number,
+             "should_trigger": item.query.should_trigger, "triggered": triggered,
+             "distractors_invoked": distractors}
+    await asyncio.to_thread(_write_run, folder, result, extra)
+    return RunOutcome(item, result.status, triggered, result.skills_invoked, distractors if result.ok else [],
+                      result.error, round(result.duration_s, 3), result.usage.to_json(), relative)
+
+
+async def execute_runs(plan: RoutingPlan, agent: Agent, settings: RunSettings, routing: Path, *,
+                       on_run: Callable[[RunOutcome], None] | None = None,
+                       stop: asyncio.Event | None = None) -> tuple[list[RunOutcome], bool]:
+    """Run every item of the plan, ``settings.concurrency`` at a time; ``(outcomes, interrupted)``.
+
+    ``on_run`` gets each outcome as it finishes. Setting ``stop`` stops scheduling and cancels the runs in
+    flight (their agents are killed); what finished is returned with ``interrupted`` True."""
+    outcomes: list[RunOutcome] = []
+    items = plan.items()
+
+    async def worker() -> None:
+        for item in items:  # a shared iterator: each item is taken by exactly one worker
+            outcome = await run_one(plan, agent, item, settings, routing)
+            outcomes.append(outcome)
+            if on_run is not None:
+                on_run(outcome)
+
+    workers = [asyncio.create_task(worker()) for _ in range(max(1, min(settings.concurrency, plan.total)))]
+    everything: asyncio.Future[Any] = asyncio.gather(*workers)
+    waiting = [everything] if stop is None else [everything, asyncio.ensure_future(stop.wait())]
+    with contextlib.suppress(asyncio.CancelledError):  # cancelled from outside: stop like an interrupt
+        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+    for extra in waiting[1:]:
+        extra.cancel()
+    interrupted = not everything.done()
+    failed = everything.done() and not everything.cancelled() and everything.exception() is not None
+    if interrupted or failed:
+        for task in workers:
+            task.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+    if failed:
+        everything.result()  # a fault of the harness itself (the store, a full disk) stops the test
+    return outcomes, interrupted
