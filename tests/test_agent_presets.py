@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -214,3 +216,26 @@ def test_skill_events_point_at_their_calls(tmp_path: Path, workspace: Path) -> N
     assert isinstance(event, SkillEvent) and event.tool_call_id == "item_1"
     call = next(c for c in result.tool_calls if c.id == "item_1")
     assert "SKILL.md" in call.input["command"] and call.result.startswith("---\nname: csv-summary")
+
+
+@pytest.mark.parametrize("name", ["claude", "codex", "opencode"])
+def test_routing_through_each_preset(name: str, tmp_path: Path) -> None:
+    """The presets as a command uses them: `eval-skills routing --agent <preset>`, the fake CLI found on PATH."""
+    skill = make_skill(tmp_path, "csv-summary")
+    (skill / "evals" / "routing.json").write_text(json.dumps([
+        {"query": "summarise the csv", "should_trigger": True}, {"query": "write a poem", "should_trigger": False}]))
+    user_copy = tmp_path / "home" / {"claude": ".claude", "codex": ".codex", "opencode": ".agents"}[name] / "skills" / \
+        "csv-summary"
+    user_copy.mkdir(parents=True)
+    (user_copy / "SKILL.md").write_text("---\nname: csv-summary\ndescription: mine\n---\n")
+    env = {**os.environ, **script(tmp_path, skill="csv-summary", trigger="csv")}
+    done = subprocess.run([sys.executable, "-m", "eval_skills", "routing", "--skill-path", str(skill), "--agent", name,
+                           "--no-store", "--json", "--workspace", str(tmp_path / "out")],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout)
+    assert [(q["query"], q["triggers"], q["errors"]) for q in results["queries"]] == [
+        ("summarise the csv", 1, 0), ("write a poem", 0, 0)]
+    assert results["metrics"]["f1"] == 1.0
+    assert f"{user_copy} is installed at user level too" in done.stderr
+    assert sorted(entry["prompt"] for entry in logged(tmp_path)) == ["summarise the csv", "write a poem"]
