@@ -160,7 +160,6 @@ def test_a_crash_mid_run_fails_the_calls_in_flight_and_later_tasks_run_on_a_fres
 
 def test_a_server_that_cannot_start_again_fails_the_remaining_tasks_at_once(tmp_path):
     folder = mcp_skill(tmp_path / "once", args="--max-starts 1")
-    began = time.perf_counter()
     results = evaluate_plan(folder, act_tasks(
         ("crash", {"do": "crash"}, {}), *((f"t{i}", {"do": "echo", "text": str(i)}, {}) for i in range(5))),
         concurrency=1)
@@ -171,7 +170,6 @@ def test_a_server_that_cannot_start_again_fails_the_remaining_tasks_at_once(tmp_
                                 "with code 5"), error
         assert "cannot open the database" in error
     assert starts(folder) == 2, "one failed attempt, not one per task"
-    assert time.perf_counter() - began < 8
 
 
 def test_preflight_refuses_a_missing_tool_and_a_server_that_does_not_start(tmp_path):

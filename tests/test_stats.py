@@ -104,6 +104,12 @@ def test_sign_flip_monte_carlo_is_seeded_and_close_to_exact():
     first = sign_flip_test(deltas, seed=7, resamples=20_000)
     assert first == sign_flip_test(deltas, seed=7, resamples=20_000)
     assert first == pytest.approx(exact, abs=0.002)
+    # 20 equal deltas: only the all-plus and all-minus patterns reach the observed sum (2 in 2^20), so 1000
+    # random patterns find none; 20 deltas summing to 0: every pattern reaches it
+    assert sign_flip_test([1.0] * 20, resamples=1000) == 1 / 1001
+    assert sign_flip_test([1.0, -1.0] * 10, resamples=1000) == 1.0
+    assert sign_flip_test([0.25] * 19 + [-0.5], seed=3, resamples=5000) == sign_flip_test(
+        [0.25] * 19 + [-0.5], seed=3, resamples=5000)
 
 
 def test_bootstrap_is_seeded_and_degenerate_for_constant_values():

@@ -115,6 +115,25 @@ def test_final_schema(tmp_path: Path) -> None:
             ("scorer_type", "TEXT", 0, 0), ("reason", "TEXT", 0, 0), ("output_json", "TEXT", 0, 0),
             ("usage_json", "TEXT", 0, 0), ("attempts", "INTEGER", 0, 0), ("extra_json", "TEXT", 0, 0),
             ("finished_at", "TEXT", 1, 0)],
+        "paired_iterations": [
+            ("id", "TEXT", 0, 1), ("workspace", "TEXT", 1, 0), ("iteration", "INTEGER", 1, 0),
+            ("skill_name", "TEXT", 1, 0), ("started_at", "TEXT", 1, 0), ("finished_at", "TEXT", 0, 0),
+            ("status", "TEXT", 1, 0), ("config_json", "TEXT", 1, 0), ("summary_json", "TEXT", 0, 0),
+            ("tool_version", "TEXT", 0, 0)],
+        "paired_runs": [
+            ("iteration_id", "TEXT", 1, 1), ("run_id", "TEXT", 1, 2), ("eval_id", "TEXT", 1, 0),
+            ("arm", "TEXT", 1, 0), ("run_number", "INTEGER", 1, 0), ("status", "TEXT", 1, 0),
+            ("error", "TEXT", 0, 0), ("response", "TEXT", 0, 0), ("duration_s", "REAL", 0, 0),
+            ("total_tokens", "INTEGER", 0, 0), ("token_measurement", "TEXT", 0, 0), ("usage_json", "TEXT", 0, 0),
+            ("tool_calls", "INTEGER", 0, 0), ("skills_invoked_json", "TEXT", 0, 0), ("passed", "INTEGER", 0, 0),
+            ("failed", "INTEGER", 0, 0), ("total", "INTEGER", 0, 0), ("ungraded", "INTEGER", 0, 0),
+            ("pass_rate", "REAL", 0, 0), ("started_at", "TEXT", 0, 0), ("finished_at", "TEXT", 1, 0)],
+        "paired_verdicts": [
+            ("id", "INTEGER", 0, 1), ("iteration_id", "TEXT", 1, 0), ("subject", "TEXT", 1, 0),
+            ("kind", "TEXT", 1, 0), ("backend", "TEXT", 0, 0), ("model", "TEXT", 0, 0),
+            ("prompt_version", "TEXT", 0, 0), ("verdict_json", "TEXT", 0, 0), ("error", "TEXT", 0, 0),
+            ("attempts", "INTEGER", 0, 0), ("cached", "INTEGER", 0, 0), ("duration_s", "REAL", 0, 0),
+            ("finished_at", "TEXT", 1, 0)],
         "routing_tests": [
             ("id", "TEXT", 0, 1), ("started_at", "TEXT", 1, 0), ("finished_at", "TEXT", 0, 0),
             ("status", "TEXT", 1, 0), ("skill_name", "TEXT", 1, 0), ("agent", "TEXT", 0, 0),
@@ -128,7 +147,7 @@ def test_final_schema(tmp_path: Path) -> None:
             ("skills_invoked_json", "TEXT", 1, 0), ("error", "TEXT", 0, 0), ("duration_s", "REAL", 0, 0),
             ("usage_json", "TEXT", 0, 0), ("finished_at", "TEXT", 1, 0)],
     }
-    assert indexes == ["evaluations_started_at", "routing_runs_test", "routing_tests_skill",
+    assert indexes == ["evaluations_started_at", "paired_runs_eval", "routing_runs_test", "routing_tests_skill",
                        "skill_reports_skill", "task_results_evaluation", "task_results_skill_task"]
 
 

@@ -15,6 +15,10 @@ The script is JSON from ``--config``, else the file named by ``FAKE_AGENT_CONFIG
                      without one, an installed skill is always used
     answer           the response when the skill is not used (default "plain answer to: {prompt}")
     skilled_answer   the response when it is (default: answer). "{prompt}" is replaced in both
+    skill_answers    [{"when": text, ...keys above}]: when the skill is used, the first entry whose text appears
+                     in the installed SKILL.md overrides the keys above (tells two versions of a skill apart)
+    alternate_answer with counter_file: every second run with the same prompt and the same installed SKILL.md
+                     answers this instead (the count is kept in counter_file, under a lock)
     files            {"relative/path": "content"} written into the cwd ("{prompt}" replaced)
     delete           ["relative/path", ...] removed from the cwd
     usage            a usage event's fields ({"input_tokens": 10, ...}); none printed when absent
@@ -28,7 +32,8 @@ The script is JSON from ``--config``, else the file named by ``FAKE_AGENT_CONFIG
     delay            seconds to sleep before answering
     pid_file         where "hang" writes its pid and its child's, one per line
     log              a file to which each run appends one JSON line: prompt, cwd, model, skill_installed,
-                     skill_used, skills_present (the folders in skills_dir), arrival
+                     skill_used, skills_present (the folders in skills_dir), arrival, listing (the files in
+                     its cwd when it started, skills left out)
     state_dir        a folder where it counts how many times it has seen each prompt: the n-th run of a
                      prompt (counted across processes, in the order they start) has arrival n
     cases            [{"match": regex, "runs": [n, ...]?, ...keys above}]: the first case whose regex finds
@@ -42,6 +47,7 @@ and a ``skill`` event pointing at that call, before its answer.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import hashlib
 import json
 import os
@@ -54,6 +60,29 @@ from pathlib import Path
 
 def emit(event: dict) -> None:
     print(json.dumps(event), flush=True)
+
+
+def listing(skills_dir: str) -> list[str]:
+    found = []
+    for folder, dirs, files in os.walk("."):
+        rel = os.path.relpath(folder, ".")
+        dirs[:] = [d for d in dirs if os.path.normpath(os.path.join(rel, d)) != os.path.normpath(skills_dir)]
+        found += [os.path.normpath(os.path.join(rel, f)) for f in files]
+    return sorted(found)
+
+
+def count_run(counter_file: str, key: str) -> int:
+    """How many runs (this one included) had this key, counted in a JSON file under an exclusive lock."""
+    digest = hashlib.sha256(key.encode()).hexdigest()
+    with open(counter_file, "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        handle.seek(0)
+        counts = json.loads(handle.read() or "{}")
+        counts[digest] = counts.get(digest, 0) + 1
+        handle.seek(0)
+        handle.truncate()
+        handle.write(json.dumps(counts))
+        return int(counts[digest])
 
 
 def load_script(args: argparse.Namespace) -> dict:
@@ -100,8 +129,17 @@ def main() -> int:
     installed = bool(skill) and skill_md.is_file()
     trigger = script.get("trigger")
     used = installed and (trigger is None or re.search(trigger, prompt, re.IGNORECASE) is not None)
+    skill_text = skill_md.read_text() if installed else ""
+    if used:
+        for version in script.get("skill_answers", []):
+            if version["when"] in skill_text:
+                script = {**script, **version}
+                break
     answer = script.get("answer", "plain answer to: {prompt}")
     answer = script.get("skilled_answer", answer) if used else answer
+    alternate = script.get("alternate_answer") is not None and script.get("counter_file")
+    if alternate and count_run(script["counter_file"], prompt + "|" + skill_text) % 2 == 0:
+        answer = script["alternate_answer"]
     answer = answer.replace("{prompt}", prompt)
     mode = script.get("mode", "ok")
     events = script.get("output", "events") == "events"
@@ -112,7 +150,7 @@ def main() -> int:
             present = sorted(p.name for p in skills_dir.iterdir()) if skills_dir.is_dir() else []
             log.write(json.dumps({"prompt": prompt, "cwd": os.getcwd(), "model": args.model,
                                   "skill_installed": installed, "skill_used": used, "skills_present": present,
-                                  "arrival": seen}) + "\n")
+                                  "arrival": seen, "listing": listing(str(skills_dir))}) + "\n")
     if script.get("stderr"):
         print(script["stderr"], file=sys.stderr, flush=True)
     if mode == "silent":

@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "benchmarks": ("benchmarks_cmd:benchmarks_group", "List benchmarks, or import GAIA and ToolBench ones."),
     "view": ("view_cmd:view_command", "Review outputs side by side and write feedback (serves a page)."),
     "routing": ("routing_cmd:routing_command", "Test whether an agent invokes a skill when it should."),
+    "paired": ("paired_cmd:paired_command", "Run a skill's eval cases with and without it; measure the change."),
 }
 
 EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130

@@ -92,6 +92,71 @@ def m003_judge_cache(db: sqlite3.Connection) -> None:
 
 
 @migration
+def m004_paired_runs(db: sqlite3.Connection) -> None:
+    # One row per iteration of `eval-skills paired` (a resumed iteration keeps its row).
+    db.execute("""
+        CREATE TABLE paired_iterations (
+            id TEXT PRIMARY KEY,
+            workspace TEXT NOT NULL,
+            iteration INTEGER NOT NULL,
+            skill_name TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            status TEXT NOT NULL,
+            config_json TEXT NOT NULL DEFAULT '{}',
+            summary_json TEXT,
+            tool_version TEXT,
+            UNIQUE (workspace, iteration)
+        )""")
+    # One row per finished agent run, with its grade once graded.
+    db.execute("""
+        CREATE TABLE paired_runs (
+            iteration_id TEXT NOT NULL REFERENCES paired_iterations (id) ON DELETE CASCADE,
+            run_id TEXT NOT NULL,
+            eval_id TEXT NOT NULL,
+            arm TEXT NOT NULL,
+            run_number INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            error TEXT,
+            response TEXT,
+            duration_s REAL,
+            total_tokens INTEGER,
+            token_measurement TEXT,
+            usage_json TEXT,
+            tool_calls INTEGER,
+            skills_invoked_json TEXT,
+            passed INTEGER,
+            failed INTEGER,
+            total INTEGER,
+            ungraded INTEGER,
+            pass_rate REAL,
+            started_at TEXT,
+            finished_at TEXT NOT NULL,
+            PRIMARY KEY (iteration_id, run_id)
+        )""")
+    db.execute("CREATE INDEX paired_runs_eval ON paired_runs (iteration_id, eval_id, arm)")
+    # One row per verdict: kind grade (the judge on a run), checks (the assertion engine on a run) or
+    # compare (the blind A/B of a run pair, subject eval-<id>-run-<k>).
+    db.execute("""
+        CREATE TABLE paired_verdicts (
+            id INTEGER PRIMARY KEY,
+            iteration_id TEXT NOT NULL REFERENCES paired_iterations (id) ON DELETE CASCADE,
+            subject TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            backend TEXT,
+            model TEXT,
+            prompt_version TEXT,
+            verdict_json TEXT,
+            error TEXT,
+            attempts INTEGER,
+            cached INTEGER,
+            duration_s REAL,
+            finished_at TEXT NOT NULL,
+            UNIQUE (iteration_id, subject, kind)
+        )""")
+
+
+@migration
 def m005_routing_runs(db: sqlite3.Connection) -> None:
     # One row per `routing` invocation: the skill, the agent, the settings and the overall metrics.
     db.execute("""

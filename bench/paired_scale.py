@@ -1,0 +1,120 @@
+"""What ``eval-skills paired`` costs beyond the agents and the judge, at 200 cases x 2 arms x 3 runs.
+
+Runs in one process:
+  1. the paired pipeline (``run_paired`` with the local executor): a no-op agent (``/bin/echo``, a real process
+     per run), a command judge (a shell one-liner answering every grade and compare request with a fixed
+     verdict), two plain-language assertions and two SelfTune checks per case, the blind A/B on, the store on;
+  2. a bare baseline: the same agent processes and judge processes started with asyncio at the same
+     concurrency (agents in one pool, judge calls in another), and nothing else;
+then prints the wall times, the harness's own CPU time (this process only: the agents and judges are
+children), the overhead per run and the peak memory.
+
+    python bench/paired_scale.py                       # 200 cases x 2 arms x 3 runs, concurrency 8
+    python bench/paired_scale.py --cases 50 --runs 2 --concurrency 4
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import resource
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from eval_skills.agents import create_agent
+from eval_skills.judges import create_judge
+from eval_skills.paired import LocalExecutor, PairedSettings, load_plan, run_paired, thread_pool
+
+VERDICT = json.dumps({"expectations": [{"text": "a", "passed": True, "evidence": "static"},
+                                       {"text": "b", "passed": False, "evidence": "static"}],
+                      "winner": "TIE", "reasoning": "static verdict"})
+JUDGE = ["sh", "-c", 'cat > /dev/null; printf "%s" "$1"', "judge", VERDICT]
+AGENT = ["/bin/echo", "The total is 42 EUR."]
+
+
+def make_skill(root: Path, cases: int) -> Path:
+    skill = root / "scale-skill"
+    (skill / "evals" / "files").mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: scale-skill\ndescription: A skill for the scale bench.\n---\nBody.\n")
+    (skill / "evals" / "files" / "input.txt").write_text("an input file\n" * 20)
+    evals = [{"id": i, "prompt": f"Case {i}: total the invoice in input.txt", "expected_output": "42 EUR",
+              "files": ["evals/files/input.txt"], "assertions": ["It states the total.", "It names the currency."],
+              "selftune_assertions": [{"type": "contains", "value": "42"},
+                                      {"type": "regex", "value": "\\d+ EUR"}]} for i in range(1, cases + 1)]
+    (skill / "evals" / "evals.json").write_text(json.dumps({"skill_name": "scale-skill", "evals": evals}))
+    return skill
+
+
+async def bare(agents: int, judges: int, concurrency: int, request: bytes) -> float:
+    """Start the same programs the same number of times, at the same concurrency, doing nothing else."""
+    async def pool(count: int, argv: list[str], stdin: bytes | None) -> None:
+        gate = asyncio.Semaphore(concurrency)
+
+        async def one() -> None:
+            async with gate:
+                proc = await asyncio.create_subprocess_exec(
+                    *argv, stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+                await proc.communicate(stdin)
+
+        await asyncio.gather(*(one() for _ in range(count)))
+
+    started = time.perf_counter()
+    await asyncio.gather(pool(agents, AGENT, None), pool(judges, JUDGE, request))
+    return time.perf_counter() - started
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cases", type=int, default=200)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--concurrency", type=int, default=8)
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="paired-scale-"))
+    try:
+        plan = load_plan(make_skill(root, args.cases), runs=args.runs, seed=1)
+        agent = create_agent("command", command=AGENT)
+        judge = create_judge("command", command=JUDGE, timeout=60)
+        settings = PairedSettings(workspace=root / "ws", concurrency=args.concurrency, timeout=60,
+                                  agent={"agent": "command"})
+        cpu0, started = cpu_seconds(), time.perf_counter()
+
+        async def paired() -> Any:
+            asyncio.get_running_loop().set_default_executor(thread_pool(args.concurrency))
+            return await run_paired(plan, settings, executor=LocalExecutor(agent, concurrency=args.concurrency),
+                                    judge=judge, store_path=root / "s.db")
+
+        outcome = asyncio.run(paired())
+        wall, cpu = time.perf_counter() - started, cpu_seconds() - cpu0
+        bench = outcome.benchmark
+        runs = len(bench.runs)
+        pairs = bench.comparison.model_extra.get("pairs", 0) if bench.comparison else 0
+        agent_time = sum(r.result.time_seconds or 0 for r in bench.runs)
+        request = json.dumps({"kind": "grade", "prompt": "p", "response": "r", "assertions": ["a", "b"]}).encode()
+        baseline = asyncio.run(bare(runs, runs + pairs, args.concurrency, request))
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"{args.cases} cases x 2 arms x {args.runs} runs = {runs} agent runs, {runs} grades, {pairs} "
+              f"comparisons; concurrency {args.concurrency}")
+        print(f"paired pipeline wall time     {wall:8.2f} s  ({wall / runs * 1000:.1f} ms per run)")
+        print(f"bare processes wall time      {baseline:8.2f} s  (the same agent and judge processes, nothing else)")
+        print(f"harness beyond the processes  {wall - baseline:8.2f} s  ({(wall - baseline) / runs * 1000:.1f} ms "
+              f"per run, {wall / baseline:.2f}x the bare wall time)")
+        print(f"harness CPU (this process)    {cpu:8.2f} s  ({cpu / runs * 1000:.1f} ms per run)")
+        print(f"agents' own time (summed)     {agent_time:8.2f} s")
+        print(f"peak memory                   {peak:8.1f} MB")
+        print(f"iteration folder              {sum(1 for _ in outcome.iteration.rglob('*'))} files and folders")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,214 @@
+"""``eval-skills paired``: run each eval case with the skill and without it (or with its previous version),
+grade every run, and say how much the skill changes the result."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED
+from ._agent_options import agent_options, build_agent, build_judge, judge_options
+
+EXIT_TERMINATED = 143
+
+
+def _warn(text: str) -> None:
+    click.echo(f"warning: {text}", err=True)
+
+
+@click.command("paired")
+@click.option("--skill-path", required=True, type=click.Path(path_type=Path),
+              help="The skill folder (holding SKILL.md and evals/evals.json).")
+@click.option("--baseline-skill-path", type=click.Path(path_type=Path), default=None,
+              help="A previous version of the skill: the baseline arm is old_skill instead of without_skill.")
+@click.option("--evals", "evals_path", type=click.Path(path_type=Path), default=None,
+              help="The eval cases [default: <skill>/evals/evals.json].")
+@click.option("--workspace", type=click.Path(path_type=Path), default=None,
+              help="Where iterations are written [default: <skill>-workspace/ beside the skill].")
+@click.option("--iteration", type=click.IntRange(min=1), default=None,
+              help="The iteration number [default: the next free one; with --resume, the latest].")
+@agent_options
+@judge_options
+@click.option("--runs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Runs per case and arm (pass@k and pass^k need 2 or more).")
+@click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True,
+              help="Agent runs at once (grading overlaps with running).")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True,
+              help="Seconds one agent run may take.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seeds the run order, the A/B labels, the bootstrap interval and the Monte Carlo test.")
+@click.option("--feedback", "feedback_path", type=click.Path(path_type=Path), default=None,
+              help="A feedback.json to start this iteration's reviews from [default: one empty review per run].")
+@click.option("--no-compare", is_flag=True, help="Skip the blind A/B comparison.")
+@click.option("--budget-tokens", type=click.IntRange(min=1), default=None,
+              help="Start no new run once the agent runs of this invocation have used this many tokens.")
+@click.option("--resume", is_flag=True,
+              help="Finish an interrupted iteration: finished runs are kept, graded runs are not judged again.")
+@click.option("--min-delta", type=float, default=None,
+              help="Exit 1 when the pass-rate delta (with_skill minus baseline) is below this.")
+@click.option("--min-delta-ci", type=float, default=None,
+              help="Exit 1 when the lower bound of the delta's 95% interval is below this.")
+@click.option("--store", type=click.Path(path_type=Path), default=Path("./eval-skills.db"), show_default=True,
+              help="SQLite file recording every run and verdict.")
+@click.option("--no-store", is_flag=True, help="Do not record the runs in a store.")
+@click.option("-c", "--config", "config_path", type=click.Path(path_type=Path), default=None,
+              help="Config file (its llm settings choose the judge) [default: ./eval-skills.config.yaml].")
+@click.option("--json", "as_json", is_flag=True, help="Print benchmark.json to stdout instead of the summary.")
+@click.pass_context
+def paired_command(ctx: click.Context, **params: Any) -> None:
+    """Does the skill make the agent's work better? Each case runs with the skill and without it (or with
+    --baseline-skill-path), in a fresh folder per run, graded, compared blind, and summarised with the
+    pass-rate delta, its 95% interval and a p-value.
+
+    Exit 0 on success, 1 when --min-delta or --min-delta-ci fails, 2 for bad input, 130 when interrupted
+    (every finished run is kept: finish with --resume).
+    """
+    from ..config import load_config
+    from ..formats._load import load_model
+    from ..formats.workspace import Feedback
+    from ..paired import LocalExecutor, PairedSettings, load_plan, resolve_iteration
+
+    plan = load_plan(params["skill_path"], baseline_path=params["baseline_skill_path"],
+                     evals_path=params["evals_path"], runs=params["runs"], seed=params["seed"])
+    feedback = load_model(Feedback, params["feedback_path"]) if params["feedback_path"] else None
+    workspace = params["workspace"] or plan.skill_path.resolve().parent / f"{plan.skill.name}-workspace"
+    resolve_iteration(workspace, params["iteration"], params["resume"])  # a taken iteration fails here
+    config = load_config(params["config_path"])
+    agent = build_agent(params)
+    compare = not params["no_compare"]
+    judge = build_judge(params, config.llm) if plan.needs_judge or compare else None
+    notes = []
+    user_level = agent.user_level_skills([plan.skill.name])
+    if user_level:
+        notes.append(f"A skill named {plan.skill.name!r} is installed at user level ({user_level[0]}): the agent "
+                     f"may load it in the {plan.baseline} runs too, so the baseline is not clean.")
+    for text in plan.warnings + notes:
+        _warn(text)
+    settings = PairedSettings(
+        workspace=workspace, iteration=params["iteration"], resume=params["resume"],
+        concurrency=params["concurrency"], timeout=params["timeout"], max_turns=params["max_turns"],
+        model=params["model"], compare=compare, budget_tokens=params["budget_tokens"], feedback=feedback,
+        agent={"agent": agent.name, "skills_subdir": agent.skills_subdir, "baseline_clean": not user_level},
+        notes=tuple(notes))
+    executor = LocalExecutor(agent, concurrency=params["concurrency"])
+    store_path = None if params["no_store"] else params["store"]
+    outcome, received = _run(plan, settings, executor, judge, store_path, show_progress=not params["as_json"])
+    bench = outcome.benchmark
+    if params["as_json"]:
+        click.echo(json.dumps(bench.model_dump(mode="json"), indent=2, ensure_ascii=False))
+    else:
+        _print_summary(outcome, plan)
+    if outcome.interrupted:
+        click.echo(f"interrupted: {len(outcome.missing)} of {plan.total} runs missing; every finished run was "
+                   f"kept (finish with --resume --iteration {outcome.number})", err=True)
+        sys.exit(EXIT_TERMINATED if received == signal.SIGTERM else EXIT_INTERRUPTED)
+    if outcome.cut_short == "budget":
+        _warn(f"--budget-tokens reached: {len(outcome.missing)} runs not started (finish with --resume "
+              f"--iteration {outcome.number})")
+    _gates(bench, params["min_delta"], params["min_delta_ci"])
+
+
+def _gates(bench: Any, min_delta: float | None, min_delta_ci: float | None) -> None:
+    delta = bench.statistics.pass_rate_delta if bench.statistics else None
+    failed = []
+    if min_delta is not None:
+        estimate = delta.estimate if delta else None
+        if estimate is None or estimate < min_delta:
+            failed.append(f"pass-rate delta {'n/a' if estimate is None else f'{estimate:+.4f}'} is below "
+                          f"--min-delta {min_delta:+g}")
+    if min_delta_ci is not None:
+        low = delta.ci_low if delta else None
+        if low is None or low < min_delta_ci:
+            failed.append(f"the interval's lower bound {'n/a' if low is None else f'{low:+.4f}'} is below "
+                          f"--min-delta-ci {min_delta_ci:+g}")
+    if failed:
+        click.echo("quality gate failed: " + "; ".join(failed), err=True)
+        sys.exit(EXIT_GATE_FAILED)
+
+
+def _run(plan: Any, settings: Any, executor: Any, judge: Any, store_path: Path | None,
+         *, show_progress: bool) -> tuple[Any, int | None]:
+    from ..paired import run_paired, thread_pool
+
+    received: list[int] = []
+
+    async def main() -> Any:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        loop.set_default_executor(thread_pool(settings.concurrency))
+
+        def interrupt(sig: int) -> None:
+            received.append(sig)
+            stop.set()
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, interrupt, sig)
+        progress = bar = None
+        on_progress = None
+        if show_progress and sys.stderr.isatty():
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            progress = Progress("runs", BarColumn(), MofNCompleteColumn(),
+                                TextColumn("errors {task.fields[errors]}  tokens {task.fields[tokens]:,}  "
+                                           "grading {task.fields[grading]}"),
+                                TimeElapsedColumn(), transient=True)
+            bar = progress.add_task("runs", total=plan.total, errors=0, tokens=0, grading=0)
+
+            def on_progress(p: Any) -> None:
+                progress.update(bar, completed=p.done, errors=p.errors, tokens=p.tokens, grading=p.grading)
+
+            progress.start()
+        try:
+            return await run_paired(plan, settings, executor=executor, judge=judge, store_path=store_path,
+                                    on_progress=on_progress, stop=stop)
+        finally:
+            if progress is not None:
+                progress.stop()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+
+    outcome = asyncio.run(main())
+    return outcome, received[0] if received else None
+
+
+def _print_summary(outcome: Any, plan: Any) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    bench = outcome.benchmark
+    console = Console(stderr=False, width=None if sys.stdout.isatty() else 200, highlight=False)
+    summary = bench.run_summary
+    table = Table(title=f"{plan.skill.name}: iteration {outcome.number}", title_justify="left")
+    for column in ("arm", "pass rate", "time (s)", "tokens", "runs", "error runs", "judge errors"):
+        table.add_column(column, justify="left" if column == "arm" else "right", no_wrap=True)
+
+    def stat(value: Any, spec: str) -> str:
+        if not value or value.get("mean") is None:
+            return "n/a"
+        return f"{format(value['mean'], spec)} ± {format(value['stddev'], spec)}"
+
+    for arm in plan.arms:
+        s = summary[arm]
+        table.add_row(arm, stat(s.get("pass_rate"), ".2f"), stat(s.get("time_seconds"), ".1f"),
+                      stat(s.get("tokens"), ".0f"), str(s.get("runs")), str(s.get("errors")),
+                      str(s.get("judge_errors")))
+    delta = summary.get("delta") or {}
+
+    def signed(value: Any, spec: str) -> str:
+        return "n/a" if value is None else format(value, "+" + spec)
+
+    table.add_row("delta", signed(delta.get("pass_rate"), ".2f"), signed(delta.get("time_seconds"), ".1f"),
+                  signed(delta.get("tokens"), ".0f"), "", "", "")
+    console.print(table)
+    if bench.comparison is not None:
+        ab = bench.comparison
+        console.print(f"Blind A/B: the skill won {ab.wins}, tied {ab.ties}, lost {ab.losses}.")
+    console.print((bench.model_extra or {}).get("verdict", ""))
+    for file in outcome.files:
+        console.print(f"wrote {file}")

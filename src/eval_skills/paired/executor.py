@@ -1,0 +1,133 @@
+"""The executor interface: a run spec goes in, a run output comes out.
+
+A :class:`RunSpec` is self-contained data: the run's id, the prompt, the fixture files and the skills to
+install (their bytes, not paths), and its limits. An :class:`Executor` takes an iterator of specs and yields
+one :class:`RunOutput` per spec, **in the order they finish**; it records nothing. The caller (the paired
+pipeline) writes the files, the store rows and the grades. Because nothing in a spec points at this machine,
+a backend that runs agents elsewhere needs no change to grading, statistics or the store.
+
+The executor pulls the next spec only when it can start it, and a slot that just finished a run pulls again
+only after the caller has taken that run's output, so the caller decides at each start, knowing every finished
+run, whether to go on (a token budget, Ctrl-C): it simply stops yielding specs. Closing the output iterator
+(``aclose``) cancels the runs in flight.
+
+Today's backend is :class:`~eval_skills.paired.local.LocalExecutor` (this machine, ``--concurrency`` at once).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import AsyncIterator, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol
+
+from ..agents import TokenUsage
+from ..errors import InputError
+from ..formats.workspace import TranscriptEvent
+
+__all__ = ["MAX_BUNDLE_BYTES", "Executor", "OutputFile", "RunOutput", "RunSpec", "SkillBundle", "read_bundle"]
+
+_SKIP = frozenset({".git", "__pycache__"})
+MAX_BUNDLE_BYTES = 256 << 20  # a skill folder larger than this is refused (it is held in memory)
+
+
+@dataclass(frozen=True, slots=True)
+class SkillBundle:
+    """A skill as data: its files by relative ``/`` path (without ``evals/``, ``.git``, ``__pycache__``),
+    installed under ``name``. ``digest`` identifies the content (a SHA-256 over paths and bytes)."""
+
+    name: str
+    files: Mapping[str, bytes]
+    digest: str
+    source: str = ""  # where it was read from, for the record
+
+
+def read_bundle(folder: Path, name: str | None = None) -> SkillBundle:
+    """Read a skill folder into a bundle (symbolic links are followed, as an install copies them). The skill
+    is frozen at this moment: edits made while the runs go on do not reach them."""
+    root = Path(folder).resolve()
+    files: dict[str, bytes] = {}
+    seen: set[str] = set()
+    size = 0
+    for current, dirs, names in os.walk(root, followlinks=True):
+        real = os.path.realpath(current)
+        if real in seen:  # a link loop
+            dirs[:] = []
+            continue
+        seen.add(real)
+        rel = Path(current).relative_to(root).as_posix()
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP and not (rel == "." and d == "evals"))
+        for file_name in sorted(names):
+            path = Path(current) / file_name
+            key = file_name if rel == "." else f"{rel}/{file_name}"
+            try:
+                files[key] = path.read_bytes()
+            except FileNotFoundError:  # a dangling link
+                continue
+            except OSError as exc:
+                raise InputError(f"cannot be read ({exc.strerror or exc})", file=str(path)) from None
+            size += len(files[key])
+            if size > MAX_BUNDLE_BYTES:
+                raise InputError(f"the skill folder holds more than {MAX_BUNDLE_BYTES >> 20} MiB", file=str(folder),
+                                 hint="keep large data out of the skill folder")
+    digest = hashlib.sha256()
+    for key in sorted(files):
+        digest.update(key.encode() + b"\0" + hashlib.sha256(files[key]).digest())
+    return SkillBundle(name or root.name, files, digest.hexdigest(), str(folder))
+
+
+@dataclass(frozen=True, slots=True)
+class RunSpec:
+    """One agent run: ``files`` are written to the root of a fresh working folder by name, ``skills`` are
+    installed in it, then the agent gets ``prompt``; ``timeout`` (seconds), ``max_turns`` and ``model`` are
+    its limits and settings."""
+
+    run_id: str
+    prompt: str
+    files: Mapping[str, bytes] = field(default_factory=dict)
+    skills: tuple[SkillBundle, ...] = ()
+    timeout: float = 600.0
+    max_turns: int | None = None
+    model: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OutputFile:
+    """A file the agent created, modified or deleted (``path`` relative to its working folder, ``/``).
+    ``data`` is None for a deleted file and for one too large to bring back (``note`` says so)."""
+
+    path: str
+    kind: Literal["created", "modified", "deleted"]
+    size: int | None
+    data: bytes | None = None
+    note: str = ""
+
+
+@dataclass(slots=True)
+class RunOutput:
+    """What one run produced. ``status`` is ``ok``, ``error`` (the agent failed; ``error`` says why) or
+    ``timeout``; ``response`` is None when there is none."""
+
+    run_id: str
+    status: Literal["ok", "error", "timeout"]
+    response: str | None
+    error: str | None
+    transcript: list[TranscriptEvent]
+    files: list[OutputFile]
+    duration_s: float
+    usage: TokenUsage
+    started_at: str
+    finished_at: str
+    agent: str = ""
+    model: str | None = None
+    skills_invoked: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    exit_code: int | None = None
+
+
+class Executor(Protocol):
+    """Runs specs and yields their outputs as they finish. It pulls a spec only when it can start it."""
+
+    def run(self, specs: Iterator[RunSpec]) -> AsyncIterator[RunOutput]: ...

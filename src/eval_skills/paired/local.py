@@ -1,0 +1,156 @@
+"""The executor that runs agents on this machine, ``concurrency`` at once.
+
+Each run gets a fresh folder under a private temporary folder (outside the skill and the workspace, so an
+agent that looks in parent folders for project settings or skills finds none of ours): the spec's files are
+written to its root, the skills installed from bundles staged once per content, the agent runs there, the
+files it created or changed are read back into the output, and the folder is removed. Nothing leaks from one
+run to the next.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ..agents import Agent, AgentRequest, AgentResult, SkillSource
+from ..errors import InputError
+from .executor import OutputFile, RunOutput, RunSpec, SkillBundle
+
+__all__ = ["MAX_OUTPUT_FILE", "LocalExecutor", "thread_pool"]
+
+MAX_OUTPUT_FILE = 10 << 20  # bytes of one file brought back from a run; larger ones are listed, not copied
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _safe_name(name: str) -> str:
+    """A fixture file name: one plain path component."""
+    if not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name:
+        raise InputError(f"fixture file name {name!r} is not a plain file name", field="files")
+    return name
+
+
+def thread_pool(concurrency: int) -> ThreadPoolExecutor:
+    """A thread pool sized for ``concurrency`` local runs: each run's file work (preparing its folder,
+    installing skills, snapshots, copying outputs, writing its records) goes through ``asyncio.to_thread``, so
+    set this as the event loop's default executor (the CLI does) or runs wait for threads."""
+    return ThreadPoolExecutor(max_workers=2 * concurrency + 4, thread_name_prefix="eval-skills")
+
+
+class LocalExecutor:
+    """Runs specs with ``agent`` on this machine. ``scratch`` is where the temporary folders go (default: the
+    system's temporary folder)."""
+
+    def __init__(self, agent: Agent, *, concurrency: int = 4, scratch: Path | None = None,
+                 max_file_bytes: int = MAX_OUTPUT_FILE) -> None:
+        if concurrency < 1:
+            raise InputError("concurrency must be at least 1", field="--concurrency")
+        self.agent = agent
+        self.concurrency = concurrency
+        self.scratch = scratch
+        self.max_file_bytes = max_file_bytes
+
+    async def run(self, specs: Iterator[RunSpec]) -> AsyncIterator[RunOutput]:
+        root = Path(tempfile.mkdtemp(prefix="eval-skills-paired-", dir=self.scratch))
+        staged: dict[str, Path] = {}
+        queue: asyncio.Queue[tuple[RunOutput, asyncio.Event] | None] = asyncio.Queue()
+        source = iter(specs)
+
+        async def worker() -> None:
+            for spec in source:  # shared: each spec is taken by one worker, when it is free
+                taken = asyncio.Event()
+                await queue.put((await self._one(spec, root, staged), taken))
+                await taken.wait()  # the caller has seen this output before the next spec is pulled
+
+        async def workers_then_done() -> None:
+            try:
+                await asyncio.gather(*(worker() for _ in range(self.concurrency)))
+            finally:
+                queue.put_nowait(None)
+
+        pool = asyncio.create_task(workers_then_done())
+        try:
+            while (item := await queue.get()) is not None:
+                output, taken = item
+                try:
+                    yield output
+                finally:
+                    taken.set()
+            await pool  # raises a harness fault of a worker
+        finally:
+            if not pool.done():
+                pool.cancel()
+            with contextlib.suppress(BaseException):
+                await pool
+            await asyncio.to_thread(shutil.rmtree, root, True)
+
+    def _stage(self, bundle: SkillBundle, root: Path, staged: dict[str, Path]) -> Path:
+        """The bundle written once to ``root/skills/<digest>/<name>`` (runs copy it from there)."""
+        key = f"{bundle.digest}/{bundle.name}"
+        if key not in staged:
+            folder = root / "skills" / bundle.digest[:16] / bundle.name
+            for rel, data in bundle.files.items():
+                path = folder / rel
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(data)
+            folder.mkdir(parents=True, exist_ok=True)
+            staged[key] = folder
+        return staged[key]
+
+    def _prepare(self, spec: RunSpec, root: Path, staged: dict[str, Path]) -> tuple[Path, list[SkillSource]]:
+        workdir = Path(tempfile.mkdtemp(prefix="run-", dir=root))
+        for name, data in spec.files.items():
+            (workdir / _safe_name(name)).write_bytes(data)
+        return workdir, [SkillSource(self._stage(b, root, staged), b.name) for b in spec.skills]
+
+    def _collect(self, workdir: Path, result: AgentResult) -> list[OutputFile]:
+        files = []
+        for change in result.files:
+            if change.kind == "deleted":
+                files.append(OutputFile(change.path, change.kind, None))
+                continue
+            path = workdir / change.path
+            if path.is_symlink() or not path.is_file():
+                files.append(OutputFile(change.path, change.kind, change.size, note="not a regular file"))
+            elif (change.size or 0) > self.max_file_bytes:
+                files.append(OutputFile(change.path, change.kind, change.size,
+                                        note=f"larger than {self.max_file_bytes >> 20} MiB: not copied"))
+            else:
+                try:
+                    files.append(OutputFile(change.path, change.kind, change.size, path.read_bytes()))
+                except OSError as exc:
+                    files.append(OutputFile(change.path, change.kind, change.size,
+                                            note=f"could not be read: {exc.strerror or exc}"))
+        return files
+
+    async def _one(self, spec: RunSpec, root: Path, staged: dict[str, Path]) -> RunOutput:
+        workdir, skills = await asyncio.to_thread(self._prepare, spec, root, staged)
+        try:
+            started = _now()
+            result = await self.agent.run(AgentRequest(spec.prompt, workdir, skills, timeout=spec.timeout,
+                                                       max_turns=spec.max_turns, model=spec.model))
+            finished = _now()
+        except BaseException:
+            await asyncio.to_thread(shutil.rmtree, workdir, True)
+            raise
+
+        def collect_and_remove() -> list[OutputFile]:
+            try:
+                return self._collect(workdir, result)
+            finally:
+                shutil.rmtree(workdir, True)
+
+        files = await asyncio.to_thread(collect_and_remove)
+        return RunOutput(run_id=spec.run_id, status=result.status, response=result.response, error=result.error,
+                         transcript=result.transcript, files=files, duration_s=result.duration_s,
+                         usage=result.usage, started_at=started, finished_at=finished, agent=result.agent,
+                         model=result.model, skills_invoked=result.skills_invoked, warnings=result.warnings,
+                         exit_code=result.exit_code)

@@ -1,0 +1,189 @@
+"""One iteration of paired runs end to end: plan -> execute -> record -> grade and compare -> benchmark.
+
+:func:`run_paired` is the library entry point (the CLI and ``bench/paired_scale.py`` call it); it prints
+nothing. Everything that can be wrong with the workspace or a resume is found before anything is written. Then
+the runs go to the executor in the plan's interleaved order; each finished run is recorded at once (its files,
+then a store row), graded by the judge and the assertion engine while other runs go on, and compared blind
+with its pair once both arms' runs are in. A token budget or Ctrl-C stops starting runs; what finished is kept,
+and the reports say which runs are missing. ``resume=True`` finishes such an iteration: finished runs are read
+back from their folders, graded runs and compared pairs are not asked again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .._version import __version__
+from ..errors import InputError
+from ..formats.workspace import Benchmark
+from ..judges import Judge
+from .executor import Executor, RunOutput, RunSpec
+from .iteration import (
+    CONFIG_FILE,
+    Iteration,
+    PairedSettings,
+    Progress,
+    check_resume,
+    iteration_config,
+    now,
+    resolve_iteration,
+)
+from .plan import PairedPlan
+from .record import write_case, write_json
+from .report import build_benchmark, write_feedback, write_reports
+
+__all__ = ["CONFIG_FILE", "PairedOutcome", "PairedSettings", "Progress", "resolve_iteration", "run_paired"]
+
+
+@dataclass(repr=False)
+class PairedOutcome:
+    benchmark: Benchmark
+    iteration: Path
+    number: int
+    files: list[Path]
+    interrupted: bool
+    cut_short: str | None  # "budget" or "interrupted"
+    missing: list[str]
+    store_id: str | None = None
+
+    def __repr__(self) -> str:
+        return f"<PairedOutcome iteration-{self.number} missing={len(self.missing)} cut_short={self.cut_short}>"
+
+
+async def _until(awaitable: Any, *events: asyncio.Event) -> bool:
+    """Await ``awaitable`` unless one of ``events`` is set first (then cancel it). True when it finished."""
+    task = asyncio.ensure_future(awaitable)
+    waiters = [asyncio.ensure_future(e.wait()) for e in events]
+    try:
+        await asyncio.wait([task, *waiters], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in waiters:
+            waiter.cancel()
+    if task.done():
+        task.result()
+        return True
+    task.cancel()
+    with contextlib.suppress(BaseException):
+        await task
+    return False
+
+
+async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Executor, judge: Judge | None,
+                     store_path: Path | None = None, on_progress: Callable[[Progress], None] | None = None,
+                     stop: asyncio.Event | None = None) -> PairedOutcome:
+    """Run (or, with ``settings.resume``, finish) one iteration; see the module doc."""
+    from ..store import Store
+    from ..store.paired import PairedStore
+
+    if judge is None and (plan.needs_judge or settings.compare):
+        raise InputError("plain-language assertions and the blind A/B need a judge", field="--judge",
+                         hint="give --judge-cmd or --judge, or --no-compare with only selftune_assertions")
+    for skill_folder in filter(None, (plan.skill_path, plan.baseline_path)):
+        if settings.workspace.resolve().is_relative_to(skill_folder.resolve()):
+            raise InputError("is inside the skill folder (its runs would become part of the skill)",
+                             file=str(settings.workspace), field="--workspace",
+                             hint="put the workspace beside the skill, as the default does")
+    number, folder = resolve_iteration(settings.workspace, settings.iteration, settings.resume)
+    config = iteration_config(plan, settings)
+    if settings.resume:
+        config["started_at"] = check_resume(folder, config).get("started_at", config["started_at"])
+    stop = stop or asyncio.Event()
+    store = Store.open(store_path) if store_path is not None else None  # a broken store fails before any run
+    try:
+        state = Iteration(plan, settings, folder, judge, PairedStore(store) if store else None, on_progress)
+        folder.mkdir(parents=True, exist_ok=True)
+        write_json(folder / CONFIG_FILE, config)
+        for case in plan.cases:
+            write_case(folder / f"eval-{case.key}", case)
+        if state.rows is not None:
+            state.rows_id = state.rows.begin_iteration(workspace=str(settings.workspace.resolve()), iteration=number,
+                                                       skill_name=plan.skill.name, config=config,
+                                                       tool_version=__version__)
+        if settings.resume:
+            state.load_finished()
+        state.progress()
+        cut: list[str] = []
+
+        def specs() -> Iterator[RunSpec]:
+            for planned in plan.order():
+                if planned.run_id in state.records:
+                    continue
+                if stop.is_set() or state.abort.is_set():
+                    return
+                if settings.budget_tokens is not None and state.spent >= settings.budget_tokens:
+                    cut.append("budget")
+                    return
+                yield RunSpec(planned.run_id, planned.case.case.prompt, planned.case.files,
+                              plan.bundles[planned.arm], settings.timeout, settings.max_turns, settings.model)
+
+        async def consume() -> None:
+            outputs: AsyncIterator[RunOutput] = executor.run(specs())
+            async with contextlib.aclosing(outputs):  # type: ignore[type-var]
+                async for out in outputs:
+                    state.take(out)
+
+        try:
+            finished = await _until(consume(), stop, state.abort)
+            while finished and state.tasks:
+                finished = await _until(asyncio.wait(list(state.tasks)), stop, state.abort)
+        finally:
+            await asyncio.gather(*list(state.recorders), return_exceptions=True)  # finished runs are kept
+            for task in list(state.tasks):
+                task.cancel()
+            await asyncio.gather(*list(state.tasks), return_exceptions=True)
+        if state.failure is not None:
+            raise state.failure
+        interrupted = not finished
+        missing = [rid for rid in state.planned if rid not in state.records]
+        cut_short = "interrupted" if interrupted else ("budget" if cut and missing else None)
+        bench = _benchmark(state, number, config, cut_short, missing)
+        files = write_reports(folder, bench, plan)
+        files.append(write_feedback(folder, [r for r in state.planned if r in state.records], settings.feedback))
+        if state.rows is not None:
+            status = "interrupted" if interrupted else "cut_short" if cut_short else "finished"
+            state.rows.finish_iteration(state.rows_id, status=status,
+                                        summary=bench.model_dump(mode="json", exclude={"runs"}))
+    finally:
+        if store is not None:
+            store.close()
+    return PairedOutcome(bench, folder, number, files, interrupted, cut_short, missing, state.rows_id or None)
+
+
+def _benchmark(state: Iteration, number: int, config: dict[str, Any], cut_short: str | None,
+               missing: list[str]) -> Benchmark:
+    plan, settings, judge = state.plan, state.settings, state.judge
+    metadata = {
+        "skill_name": plan.skill.name, "skill_path": config["skill_path"],
+        "baseline_skill_path": config["baseline_skill_path"], "evals_path": config["evals_path"],
+        "workspace": str(settings.workspace.resolve()), "iteration": number, "timestamp": config["started_at"],
+        "finished_at": now(), **settings.agent, "model": settings.model, "executor_model": settings.model,
+        "judge": judge.backend if judge else None, "judge_model": judge.model if judge else None,
+        "analyzer_model": judge.model if judge else None,
+        "judge_prompt_version": judge.prompt_version("grade") if judge else None,
+        "seed": plan.seed, "evals_run": [c.case.id for c in plan.cases], "runs_per_configuration": plan.runs,
+        "configurations": list(plan.arms), "baseline": plan.baseline, "timeout_seconds": settings.timeout,
+        "max_turns": settings.max_turns, "concurrency": settings.concurrency, "compare": settings.compare,
+        "budget_tokens": settings.budget_tokens, "tokens_used": sum(r.tokens or 0 for r in state.records.values()),
+        "complete": not missing, "cut_short": cut_short, "missing_runs": missing, "resumed": settings.resume,
+        "tool_version": __version__,
+    }
+    notes = list(plan.warnings) + list(settings.notes)
+    if cut_short == "budget":
+        notes.append(f"Cut short by --budget-tokens {settings.budget_tokens}: no run was started after "
+                     f"{state.spent} tokens; {len(missing)} runs are missing (finish them with --resume).")
+    elif cut_short == "interrupted":
+        notes.append(f"Interrupted: {len(missing)} runs are missing (finish them with --resume).")
+    ungraded = [r.run_id for r in state.records.values() if r.ok and r.grading is None]
+    if ungraded:
+        notes.append(f"{len(ungraded)} finished runs were not graded yet (--resume grades them).")
+    judge_errors = [r.run_id for r in state.records.values()
+                    if r.ok and r.grading is not None and any(e.passed is None for e in r.grading.expectations)]
+    if judge_errors:
+        notes.append(f"{len(judge_errors)} runs have judge errors: those assertions count neither as passes nor "
+                     "as failures (--resume asks the judge again).")
+    return build_benchmark(plan, state.records, state.comparisons if settings.compare else {}, metadata, notes)

@@ -1,0 +1,241 @@
+"""The files of an iteration, written as each run, grade and comparison finishes, and read back to resume.
+
+A run folder (``eval-<id>/<arm>/run-<k>/``) holds ``outputs/response.md`` (the final response),
+``outputs/<path>`` (copies of the files the agent created or changed; an agent file named ``response.md`` at
+its root is kept as ``response.agent.md``), ``transcript.jsonl``, ``timing.json`` and, once graded,
+``grading.json``. ``timing.json`` is written last and atomically: a run folder with a readable
+``timing.json`` is a finished run, whatever else happened; any other run folder is started again on resume.
+``timing.json`` also records the run's ``status`` and ``error``, its start and end, the token usage, the
+number of tool calls, the skills invoked and the files changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from ..formats.workspace import (
+    EVAL_METADATA_FILE,
+    INPUTS_DIR,
+    Comparison,
+    EvalMetadata,
+    Grading,
+    Timing,
+    ToolCallEvent,
+    TranscriptEvent,
+)
+from .executor import RunOutput
+from .plan import Case
+
+__all__ = ["OUTPUT_TEXT_LIMIT", "RunRecord", "load_comparisons", "load_grading", "load_run", "write_case",
+           "write_comparisons", "write_grading", "write_json", "write_run"]
+
+RESPONSE = "response.md"
+AGENT_RESPONSE_FILE = "response.agent.md"
+OUTPUT_TEXT_LIMIT = 100_000  # characters of one output file shown to the judge
+OUTPUTS_TEXT_LIMIT = 400_000  # characters of all output files of a run shown to the judge
+_EVENTS: TypeAdapter[TranscriptEvent] = TypeAdapter(TranscriptEvent)
+
+
+@dataclass
+class RunRecord:
+    """A finished run, as grading, comparing and the statistics need it."""
+
+    run_id: str
+    case_key: str
+    arm: str
+    number: int
+    status: str
+    error: str | None
+    response: str | None
+    transcript: list[Any]
+    outputs: dict[str, str]  # the output files as text for the judge (binary ones described)
+    duration_s: float
+    tokens: int | None
+    token_measurement: str
+    tool_calls: int
+    grading: Grading | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok" and self.response is not None
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write ``data`` (a model or plain JSON) to ``path`` atomically (a temporary file, then a rename)."""
+    if isinstance(data, BaseModel):
+        data = data.model_dump(mode="json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _read_model(path: Path, model: type[BaseModel]) -> Any:
+    try:
+        return model.model_validate_json(path.read_bytes())
+    except (OSError, ValidationError, ValueError):
+        return None
+
+
+def write_case(case_dir: Path, case: Case) -> None:
+    """``eval_metadata.json`` (the case as run) and ``inputs/`` (its fixture files)."""
+    meta = EvalMetadata(eval_id=case.case.id, eval_name=case.name, prompt=case.case.prompt,
+                        expected_output=case.case.expected_output, files=case.case.files,
+                        assertions=case.texts)
+    write_json(case_dir / EVAL_METADATA_FILE, meta)
+    inputs = case_dir / INPUTS_DIR
+    for name, data in case.files.items():
+        inputs.mkdir(parents=True, exist_ok=True)
+        (inputs / name).write_bytes(data)
+
+
+def _texts(files: dict[str, bytes | None], sizes: dict[str, int | None]) -> dict[str, str]:
+    """The output files as the judge sees them: text clipped, binary and missing ones described."""
+    texts: dict[str, str] = {}
+    budget = OUTPUTS_TEXT_LIMIT
+    for path in sorted(files):
+        data = files[path]
+        if data is None:
+            texts[path] = f"(not copied: {sizes.get(path)} bytes)"
+            continue
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            texts[path] = f"(binary file, {len(data)} bytes)"
+            continue
+        limit = min(OUTPUT_TEXT_LIMIT, budget)
+        if len(text) > limit:
+            text = text[:limit] + f"\n... [{len(text) - limit} more characters not shown]"
+        budget = max(0, budget - len(text))
+        texts[path] = text
+    return texts
+
+
+def write_run(folder: Path, out: RunOutput, *, case_key: str, arm: str, number: int) -> RunRecord:
+    """Write a finished run's files (``timing.json`` last) and return its record."""
+    if folder.exists():
+        shutil.rmtree(folder)
+    outputs = folder / "outputs"
+    outputs.mkdir(parents=True)
+    if out.response is not None:
+        (outputs / RESPONSE).write_text(out.response, encoding="utf-8")
+    copied: dict[str, bytes | None] = {}
+    sizes: dict[str, int | None] = {}
+    listed = []
+    for change in out.files:
+        path = AGENT_RESPONSE_FILE if change.path == RESPONSE else change.path
+        entry = {"path": change.path, "kind": change.kind, "size": change.size}
+        if path != change.path:
+            entry["saved_as"] = path
+        if change.note:
+            entry["note"] = change.note
+        listed.append(entry)
+        if change.kind == "deleted":
+            continue
+        target = (outputs / path).resolve()
+        if not target.is_relative_to(outputs.resolve()):
+            continue  # never write outside the run's outputs folder
+        if change.data is not None:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(change.data)
+        copied[path] = change.data
+        sizes[path] = change.size
+    lines = [event.model_dump_json() for event in out.transcript]
+    (folder / "transcript.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    tool_calls = sum(isinstance(e, ToolCallEvent) for e in out.transcript)
+    usage = out.usage
+    timing = Timing(total_tokens=usage.total_tokens, duration_ms=round(out.duration_s * 1000),
+                    total_duration_seconds=round(out.duration_s, 3), token_measurement=usage.measurement)
+    extra = {"status": out.status, "error": out.error, "executor_start": out.started_at,
+             "executor_end": out.finished_at, "executor_duration_seconds": round(out.duration_s, 3),
+             "usage": usage.to_json(), "tool_calls": tool_calls, "skills_invoked": out.skills_invoked,
+             "files": listed, "agent": out.agent, "model": out.model, "exit_code": out.exit_code,
+             "warnings": out.warnings}
+    write_json(folder / "timing.json", {**timing.model_dump(mode="json"), **extra})
+    return RunRecord(run_id=out.run_id, case_key=case_key, arm=arm, number=number, status=out.status,
+                     error=out.error, response=out.response, transcript=list(out.transcript),
+                     outputs=_texts(copied, sizes), duration_s=timing.total_duration_seconds,
+                     tokens=usage.total_tokens,
+                     token_measurement=usage.measurement, tool_calls=tool_calls, extra=extra)
+
+
+def load_run(folder: Path, *, run_id: str, case_key: str, arm: str, number: int) -> RunRecord | None:
+    """The record of a finished run from its folder; None when it did not finish (no readable timing.json)."""
+    timing = _read_model(folder / "timing.json", Timing)
+    if timing is None:
+        return None
+    extra = dict(timing.model_extra or {})
+    try:
+        response: str | None = (folder / "outputs" / RESPONSE).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        response = None
+    transcript: list[Any] = []
+    try:
+        for line in (folder / "transcript.jsonl").read_text(encoding="utf-8").splitlines():
+            try:
+                transcript.append(_EVENTS.validate_json(line))
+            except ValidationError:
+                continue
+    except (OSError, UnicodeDecodeError):
+        pass
+    files: dict[str, bytes | None] = {}
+    sizes: dict[str, int | None] = {}
+    for entry in extra.get("files") or []:
+        if not isinstance(entry, dict) or entry.get("kind") == "deleted":
+            continue
+        path = str(entry.get("saved_as") or entry.get("path"))
+        target = (folder / "outputs" / path).resolve()
+        if not target.is_relative_to((folder / "outputs").resolve()):
+            continue
+        try:
+            files[path] = target.read_bytes()
+        except OSError:
+            files[path] = None
+        sizes[path] = entry.get("size")
+    status = str(extra.get("status") or "ok")
+    error = extra.get("error")
+    return RunRecord(run_id=run_id, case_key=case_key, arm=arm, number=number, status=status,
+                     error=str(error) if error else None, response=response, transcript=transcript,
+                     outputs=_texts(files, sizes), duration_s=timing.total_duration_seconds,
+                     tokens=timing.total_tokens, token_measurement=timing.token_measurement,
+                     tool_calls=int(extra.get("tool_calls") or sum(isinstance(e, ToolCallEvent)
+                                                                   for e in transcript)),
+                     grading=load_grading(folder), extra=extra)
+
+
+def write_grading(folder: Path, grading: Grading) -> None:
+    write_json(folder / "grading.json", grading)
+
+
+def load_grading(folder: Path) -> Grading | None:
+    grading: Grading | None = _read_model(folder / "grading.json", Grading)
+    return grading
+
+
+def write_comparisons(case_dir: Path, comparisons: dict[int, Comparison]) -> None:
+    write_json(case_dir / "comparison.json",
+               {"comparisons": [comparisons[n].model_dump(mode="json") for n in sorted(comparisons)]})
+
+
+def load_comparisons(case_dir: Path) -> dict[int, Comparison]:
+    try:
+        data = json.loads((case_dir / "comparison.json").read_text(encoding="utf-8"))
+        items = data.get("comparisons", []) if isinstance(data, dict) else []
+    except (OSError, ValueError, UnicodeDecodeError):
+        return {}
+    found: dict[int, Comparison] = {}
+    for item in items:
+        try:
+            comparison = Comparison.model_validate(item)
+        except ValidationError:
+            continue
+        found[comparison.run_number] = comparison
+    return found

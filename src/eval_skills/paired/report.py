@@ -1,0 +1,146 @@
+"""The iteration's reports: ``benchmark.json`` (skill-creator's shape plus ``statistics``,
+``non_discriminating`` and ``comparison``), ``benchmark.md`` (the same as tables, led by one sentence of
+verdict) and ``feedback.json`` (one review per run for a person to fill in)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..formats.workspace import Benchmark, BenchmarkStatistics, Comparison, Feedback, Review
+from .plan import PairedPlan
+from .record import RunRecord, write_json
+from .summary import (
+    ab_summary,
+    delta_estimate,
+    non_discriminating,
+    pass_at_k,
+    run_entries,
+    run_summary,
+    verdict_sentence,
+)
+
+__all__ = ["build_benchmark", "render_markdown", "write_feedback", "write_reports"]
+
+ARM_LABELS = {"with_skill": "with skill", "without_skill": "without skill", "old_skill": "old skill"}
+KIND_LABELS = {"always_pass": "passes in every run of both arms", "always_fail": "fails in every run of both arms",
+               "only_without_skill": "passes only in the baseline arm",
+               "flaky": "passes in some runs of an arm, fails in others"}
+
+
+def build_benchmark(plan: PairedPlan, records: dict[str, RunRecord], comparisons: dict[str, dict[int, Comparison]],
+                    metadata: dict[str, Any], notes: list[str]) -> Benchmark:
+    delta = delta_estimate(plan, records)
+    return Benchmark.model_validate({
+        "metadata": metadata, "runs": run_entries(plan, records), "run_summary": run_summary(plan, records),
+        "statistics": BenchmarkStatistics(pass_rate_delta=delta, pass_at_k=pass_at_k(plan, records)),
+        "non_discriminating": non_discriminating(plan, records),
+        "comparison": ab_summary(plan, comparisons) if comparisons else None, "notes": notes,
+        "verdict": verdict_sentence(delta, plan.baseline)})
+
+
+def _cell(text: Any) -> str:
+    """Text safe in a Markdown table cell (one line, pipes escaped)."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _num(value: Any, spec: str) -> str:
+    return "n/a" if value is None else format(value, spec)
+
+
+def _stat(stat: dict[str, Any] | None, spec: str) -> str:
+    if not stat or stat.get("mean") is None:
+        return "n/a"
+    return (f"{format(stat['mean'], spec)} ± {format(stat['stddev'], spec)} "
+            f"({format(stat['min'], spec)} – {format(stat['max'], spec)})")
+
+
+def render_markdown(bench: Benchmark, plan: PairedPlan) -> str:
+    meta = bench.metadata
+    with_arm, base_arm = plan.arms
+    labels = [ARM_LABELS.get(a, a) for a in plan.arms]
+    lines = [f"# Benchmark: {_cell(meta.get('skill_name', plan.skill.name))} (iteration {meta.get('iteration')})",
+             "", f"**Verdict.** {(bench.model_extra or {}).get('verdict', '')}", ""]
+    lines.append(f"Agent {_cell(meta.get('agent'))} (model {_cell(meta.get('model') or 'default')}), judge "
+                 f"{_cell(meta.get('judge') or 'none')} (model {_cell(meta.get('judge_model') or 'default')}); "
+                 f"{len(plan.cases)} cases x {plan.runs} run(s) per arm; seed {plan.seed}; {meta.get('timestamp')}.")
+    if not meta.get("complete", True):
+        missing = meta.get("missing_runs") or []
+        lines += ["", f"**Cut short ({_cell(meta.get('cut_short'))}):** {len(missing)} of {plan.total} runs are "
+                      "missing; the numbers below cover the runs that finished."]
+    summary = bench.run_summary
+    delta = summary.get("delta") or {}
+    lines += ["", "## Run summary", "", f"| metric | {labels[0]} | {labels[1]} | delta |", "|---|---|---|---|"]
+    for key, label, spec in (("pass_rate", "pass rate", ".2f"), ("time_seconds", "time (s)", ".1f"),
+                             ("tokens", "tokens", ".0f")):
+        lines.append(f"| {label} | {_stat(summary[with_arm].get(key), spec)} | "
+                     f"{_stat(summary[base_arm].get(key), spec)} | {_num(delta.get(key), '+' + spec)} |")
+    counts = [summary[a] for a in plan.arms]
+    lines.append("| runs (error runs, runs with judge errors) | "
+                 + " | ".join(f"{c['runs']} ({c['errors']}, {c['judge_errors']})" for c in counts)
+                 + " | |")
+    stats = bench.statistics
+    d = stats.pass_rate_delta if stats else None
+    if d is not None:
+        lines += ["", "## Pass-rate delta over cases", ""]
+        if d.estimate is not None:
+            lines.append(f"Estimate {d.estimate:+.4f}, 95% bootstrap interval [{d.ci_low:+.4f}, {d.ci_high:+.4f}], "
+                         f"two-sided paired sign-flip p = {_num(d.p_value, '.4g')}, over {d.cases} cases.")
+        if d.note:
+            lines += ["", d.note]
+        deltas = (d.model_extra or {}).get("case_deltas") or {}
+        if deltas:
+            lines += ["", f"| case | delta ({labels[0]} − {labels[1]}) |", "|---|---|"]
+            lines += [f"| {_cell(key)} | {value:+.4f} |" for key, value in deltas.items()]
+    if stats and stats.pass_at_k:
+        lines += ["", "## pass@k and pass^k", "", "| arm | k | pass@k | pass^k | cases |", "|---|---|---|---|---|"]
+        for arm, p in stats.pass_at_k.items():
+            lines.append(f"| {ARM_LABELS.get(arm, arm)} | {p.k} | {_num(p.pass_at_k, '.4f')} | "
+                         f"{_num(p.pass_hat_k, '.4f')} | {(p.model_extra or {}).get('cases', '')} |")
+    if bench.comparison is not None:
+        ab = bench.comparison
+        extra = ab.model_extra or {}
+        lines += ["", "## Blind A/B", "", f"The skill's response won {ab.wins}, tied {ab.ties} and lost {ab.losses} "
+                  f"blind comparisons against {labels[1]} ({extra.get('errors', 0)} judge errors, "
+                  f"{extra.get('not_compared', 0)} pairs with an error run not compared)."]
+    if bench.non_discriminating:
+        lines += ["", "## Assertions that do not tell the arms apart", "",
+                  "| case | assertion | kind | passed / runs |", "|---|---|---|---|"]
+        for n in bench.non_discriminating:
+            shown = "; ".join(f"{ARM_LABELS.get(a, a)} {c['passed']}/{c['runs']}" for a, c in n.counts.items())
+            lines.append(f"| {_cell(n.eval_id)} | {_cell(n.assertion)} | {KIND_LABELS.get(n.kind, n.kind)} | {shown} |")
+    errors = [r for r in bench.runs if r.result.errors]
+    if errors:
+        lines += ["", "## Error runs", "", "Left out of the pass-rate statistics, never counted as failures.", ""]
+        lines += [f"- eval {_cell(r.eval_id)}, {ARM_LABELS.get(r.configuration, r.configuration)}, run "
+                  f"{r.run_number}: {_cell((r.result.model_extra or {}).get('error') or 'error')}" for r in errors]
+    if not meta.get("complete", True) and meta.get("missing_runs"):
+        lines += ["", "## Missing runs", "", ", ".join(meta["missing_runs"])]
+    if bench.notes:
+        lines += ["", "## Notes", ""] + [f"- {_cell(note)}" for note in bench.notes]
+    return "\n".join(lines) + "\n"
+
+
+def write_feedback(iteration: Path, run_ids: list[str], given: Feedback | None = None) -> Path:
+    """``feedback.json``: the given file's reviews (or the ones already there), plus an empty review for every
+    run that has none."""
+    path = iteration / "feedback.json"
+    feedback = given
+    if feedback is None and path.is_file():
+        try:
+            feedback = Feedback.model_validate_json(path.read_bytes())
+        except ValueError:
+            feedback = None
+    feedback = feedback.model_copy(deep=True) if feedback is not None else Feedback()
+    known = {review.run_id for review in feedback.reviews}
+    feedback.reviews += [Review(run_id=r, feedback="", timestamp=None) for r in run_ids if r not in known]
+    write_json(path, feedback)
+    return path
+
+
+def write_reports(iteration: Path, bench: Benchmark, plan: PairedPlan) -> list[Path]:
+    write_json(iteration / "benchmark.json", bench)
+    md = iteration / "benchmark.md"
+    md.write_text(render_markdown(bench, plan), encoding="utf-8")
+    return [iteration / "benchmark.json", md]
+
