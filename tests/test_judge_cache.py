@@ -73,3 +73,30 @@ def test_a_model_judge_hit_sends_nothing(tmp_path: Path) -> None:
         third = ask(other_model, request)
     assert (first.verdict.score, second.verdict.score, third.verdict.score) == (0.9, 0.9, 0.1)
     assert second.cached and second.prompt_version == "score-1" and len(api.chat_requests()) == 2
+
+
+def test_paired_runs_use_the_cache_unless_refused(tmp_path: Path) -> None:
+    """`eval-skills paired` twice on the same deterministic agent: the second iteration's grades come from the
+    store; with --no-judge-cache the judge is asked again."""
+    from paired_data import agent_args, judge_args, paired
+    from test_paired_cli import small_skill
+
+    skill, _, script = small_skill(tmp_path, 2, judged=True)
+    judge_log = tmp_path / "judge-log.jsonl"
+    common = ["--skill-path", skill, *agent_args(script), *judge_args(), "--no-compare", "--store", tmp_path / "s.db"]
+
+    def grades() -> int:
+        return sum(1 for line in judge_log.read_text().splitlines() if json.loads(line)["kind"] == "grade")
+
+    first = paired(*common, cwd=tmp_path, script_file=script, judge_log=judge_log)
+    assert first.returncode == 0, first.stderr
+    asked = grades()
+    with sqlite3.connect(tmp_path / "s.db") as db:
+        cached = db.execute("SELECT COUNT(*) FROM judge_cache").fetchone()[0]
+    assert asked >= 1 and 1 <= cached <= asked
+    second = paired(*common, cwd=tmp_path, script_file=script, judge_log=judge_log)
+    assert second.returncode == 0, second.stderr
+    assert grades() == asked  # nobody asked
+    third = paired(*common, "--no-judge-cache", cwd=tmp_path, script_file=script, judge_log=judge_log)
+    assert third.returncode == 0, third.stderr
+    assert grades() - asked >= asked  # every run graded anew (at least the distinct ones of the first time)

@@ -14,7 +14,8 @@ import click
 
 from ..errors import InputError
 
-__all__ = ["AGENT_OPTIONS", "JUDGE_OPTIONS", "agent_options", "build_agent", "build_judge", "judge_options"]
+__all__ = ["AGENT_OPTIONS", "JUDGE_OPTIONS", "agent_options", "build_agent", "build_judge", "judge_options",
+           "verdict_cache"]
 
 F = Callable[..., Any]
 
@@ -153,3 +154,17 @@ def build_judge(params: dict[str, Any], llm: dict[str, Any] | None = None, cache
     judge = create_judge(name, **JUDGE_OPTIONS[name](params), cache=None if params.get("no_judge_cache") else cache)
     judge.check()
     return judge
+
+
+def verdict_cache(params: dict[str, Any], store_path: Any) -> Any:
+    """The judges' verdict cache in the results store at ``store_path`` (None: no store, or ``--no-judge-cache``),
+    opened when a judge first uses it and closed when the command ends."""
+    if store_path is None or params.get("no_judge_cache"):
+        return None
+    from ..store import VerdictStore
+
+    cache = VerdictStore(store_path)
+    context = click.get_current_context(silent=True)
+    if context is not None:
+        context.call_on_close(cache.close)
+    return cache
