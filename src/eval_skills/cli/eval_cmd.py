@@ -15,6 +15,7 @@ from ..config import Config, load_config
 from ..errors import InputError
 from ..reports import normalize_formats
 from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED
+from ._agent_options import judge_options
 from ._options import GreedyCommand, split_words
 
 
@@ -39,6 +40,7 @@ def resolve_settings(ctx: click.Context, params: dict[str, Any], config: Config)
             raise InputError("benchmarks folder not found", file=str(folder), hint="check --benchmarks-dir")
     default = Path(config.benchmarksDir)
     out["benchmarks_dirs"] = given or ([default] if default.is_dir() else [])
+    out["llm"] = config.llm  # the judge of llm_judge tasks
     return out
 
 
@@ -95,6 +97,7 @@ def _summary_table(reports: list[dict[str, Any]]) -> Any:
 @click.option("--json", "as_json", is_flag=True, help="Print the reports' JSON to stdout instead of a table.")
 @click.option("--backoff", type=click.IntRange(min=0), default=500, show_default=True, hidden=True,
               help="Base retry backoff in ms (retry n waits n x backoff).")
+@judge_options
 @click.pass_context
 def eval_command(ctx: click.Context, **params: Any) -> None:
     """Evaluate tool skills on a benchmark: skills x tasks x runs, scored, stored and reported."""
@@ -133,7 +136,7 @@ def eval_command(ctx: click.Context, **params: Any) -> None:
 
 def prepare_evaluation(skills: list[Any], opts: dict[str, Any], params: dict[str, Any]) -> tuple[Any, Any]:
     """The plan and run settings of an evaluation (shared by ``eval`` and ``run``); InputError if anything
-    in the skills, the benchmark or the settings is wrong."""
+    in the skills, the benchmark or the settings is wrong, or when tasks need a judge that cannot be used."""
     from ..formats.benchmark import load_tasks_file, resolve_benchmark
     from ..plan import build_plan
     from ..runner import RunSettings
@@ -146,6 +149,12 @@ def prepare_evaluation(skills: list[Any], opts: dict[str, Any], params: dict[str
     plan = build_plan(skills, benchmark, runs=opts["runs"], default_evaluator=opts["evaluator"],
                       base_dir=source.parent if source else None,
                       benchmark_file=str(source) if source else None)
+    if any(task.scorer_type == "llm_judge" for task in plan.tasks):  # checked now, before any task runs
+        from ..judging import JudgeForScoring
+        from ._agent_options import build_judge, verdict_cache
+
+        store_path = None if params.get("no_store") else opts["store"]
+        plan.scoring.judge = JudgeForScoring(build_judge(params, opts.get("llm"), verdict_cache(params, store_path)))
     settings = RunSettings(concurrency=opts["concurrency"], timeout_ms=opts["timeout"], retries=opts["retries"],
                            backoff_ms=params["backoff"], timeout_override_ms=opts["timeout_override"])
     return plan, settings

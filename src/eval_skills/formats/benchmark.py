@@ -25,6 +25,8 @@ class ExpectedOutput(BaseModel):
     schema_: dict[str, Any] | None = Field(default=None, alias="schema")
     pattern: str | None = None
     customScorerPath: str | None = None
+    rubric: str | None = None  # llm_judge: what the judge rates the output against
+    judgePrompt: str | None = None  # llm_judge, as tasks written for the original tool name the rubric
 
 
 class Evaluator(BaseModel):

@@ -26,9 +26,11 @@ __all__ = ["SCORERS", "ScoringContext", "Scorer", "answer_of", "as_text", "get_s
 
 @dataclass
 class ScoringContext:
-    """What a scorer may need beyond the task: the folder the task file came from (for custom scorers)."""
+    """What a scorer may need beyond the task: the folder the task file came from (for custom scorers), the
+    judge of llm_judge tasks."""
 
     base_dir: Path | None = None
+    judge: Any = None  # for llm_judge: a RubricJudge (scoring.llm_judge), given by whoever runs the evaluation
     _cache: dict[Any, Any] = field(default_factory=dict)
 
 
@@ -298,3 +300,4 @@ def custom(output: Any, task: Task, options: dict[str, Any], ctx: ScoringContext
 
 
 from . import gaia as _gaia  # noqa: E402,F401 - registers the gaia scorer (it imports this module)
+from . import llm_judge as _llm_judge  # noqa: E402,F401 - registers the llm_judge scorer (it imports this module)
