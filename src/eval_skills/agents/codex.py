@@ -26,7 +26,6 @@ __all__ = ["CodexAgent"]
 class CodexAgent(CliAgent):
     name = "codex"
     skills_subdir = ".agents/skills"
-    honours_max_turns = False
     last_args = ("-",)  # read the prompt from stdin
 
     def arguments(self, model: str | None, max_turns: int | None, workspace: Path) -> list[str]:

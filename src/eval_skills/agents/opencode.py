@@ -27,7 +27,6 @@ __all__ = ["OpenCodeAgent"]
 class OpenCodeAgent(CliAgent):
     name = "opencode"
     skills_subdir = ".opencode/skills"
-    honours_max_turns = False
 
     def arguments(self, model: str | None, max_turns: int | None, workspace: Path) -> list[str]:
         return ["run", "--format", "json", *(["--model", model] if model else [])]

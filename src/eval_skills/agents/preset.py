@@ -27,7 +27,6 @@ class CliAgent(ProcessAgent):
     default program), :attr:`skills_subdir`, and build the arguments."""
 
     program: str = ""  # the program looked up on PATH when no bin is given
-    honours_max_turns = True  # False: the CLI has no turn limit (a requested one is not applied)
     last_args: tuple[str, ...] = ()  # after the extra arguments
 
     def __init__(self, *, bin: str | None = None, model: str | None = None, max_turns: int | None = None,
