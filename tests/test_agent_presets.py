@@ -135,8 +135,8 @@ def test_crash_and_timeout(name: str, tmp_path: Path, workspace: Path) -> None:
     assert crashed.status == "error" and crashed.error.startswith("the agent exited with code 1; stderr: ")
     assert crashed.error.endswith(f"RuntimeError: the fake {name} crashed on purpose")
     assert crashed.skills_invoked == ["csv-summary"]  # what it printed before crashing is kept
-    hung = run(create_agent(name, env=script(tmp_path, mode="hang")), AgentRequest("hi", workspace, timeout=1))
-    assert hung.status == "timeout" and hung.error.startswith("timed out after 1 s")
+    hung = run(create_agent(name, env=script(tmp_path, mode="hang")), AgentRequest("hi", workspace, timeout=0.5))
+    assert hung.status == "timeout" and hung.error.startswith("timed out after 0.5 s")
 
 
 def test_codex_and_opencode_command_lines(tmp_path: Path, workspace: Path) -> None:

@@ -9,10 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from fakes import FAKE_JUDGE
 from fakes.openai_server import FakeOpenAI, completion
 from test_cli_eval import chaos_skill, cli
 
+from eval_skills.cli import cli as main_cli
 from eval_skills.formats.benchmark import Task
 from eval_skills.judges import create_judge
 from eval_skills.judging import JudgeForScoring
@@ -123,15 +125,19 @@ def test_a_judge_error_is_the_tasks_error_never_a_fail(tmp_path: Path) -> None:
     ({"id": "t", "expectedOutput": {"type": "llm_judge", "rubric": "r"}}, ["--judge-cmd", "no-such-judge-xyz"],
      "no-such-judge-xyz"),
 ])
-def test_bad_judge_settings_stop_before_anything_runs(tmp_path: Path, task: dict, args: list, message: str) -> None:
+def test_bad_judge_settings_stop_before_anything_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, task: dict,
+                                                      args: list, message: str) -> None:
     skill = chaos_skill(tmp_path, persistent=False)
     tasks = tasks_file(tmp_path, [task])
     home = tmp_path / "home"
     home.mkdir()
-    out = cli("eval", "--skills", skill, "--tasks", tasks, *args, "--store", tmp_path / "s.db",
-              "--output-dir", tmp_path / "reports", cwd=tmp_path,
-              env={"HOME": str(home), "EVAL_SKILLS_HOME": str(home), "OPENAI_API_KEY": "", "EVAL_SKILLS_LLM_KEY": ""})
-    assert out.returncode == 2 and message in out.stderr, out.stderr
+    monkeypatch.chdir(tmp_path)
+    for name, value in {"HOME": str(home), "EVAL_SKILLS_HOME": str(home), "OPENAI_API_KEY": "",
+                        "EVAL_SKILLS_LLM_KEY": ""}.items():
+        monkeypatch.setenv(name, value)
+    out = CliRunner().invoke(main_cli, ["eval", "--skills", str(skill), "--tasks", str(tasks), *args, "--store",
+                                        str(tmp_path / "s.db"), "--output-dir", str(tmp_path / "reports")])
+    assert out.exit_code == 2 and message in out.stderr, out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "s.db").exists() and not (tmp_path / "reports").exists()
 
