@@ -1,10 +1,14 @@
 """The shared agent and judge options build the backend they name, and refuse what cannot run before any run."""
 
 import sys
+from pathlib import Path
 
+import click
 import pytest
+from click.testing import CliRunner
+from fakes.openai_server import FakeOpenAI
 
-from eval_skills.cli._agent_options import build_agent, build_judge
+from eval_skills.cli._agent_options import agent_options, build_agent, build_judge, judge_options
 from eval_skills.errors import InputError
 
 AGENT = {"agent": None, "agent_bin": None, "agent_cmd": None, "agent_output": None, "skills_subdir": None,
@@ -33,3 +37,76 @@ def test_judge_from_options_then_config():
     assert judge.cache is None
     with pytest.raises(InputError, match="unknown judge 'nope'"):
         build_judge({**JUDGE}, {"provider": "nope"})
+
+
+# ---- the presets, the openai agent and the model judges ---------------------------------------------------
+
+FAKES = Path(__file__).parent / "fakes"
+
+
+def test_cli_presets_take_bin_model_turns_and_extra_args(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", f"{FAKES}:/usr/bin:/bin")
+    agent = build_agent({**AGENT, "agent": "claude", "model": "opus", "max_turns": 12,
+                         "agent_args": ("--permission-mode", "plan")})
+    assert (agent.name, agent.bin, agent.model, agent.max_turns, agent.extra_args) == (
+        "claude", "claude", "opus", 12, ["--permission-mode", "plan"])
+    assert build_agent({**AGENT}).name == "claude"  # the default agent
+    codex = build_agent({**AGENT, "agent": "codex", "agent_bin": str(FAKES / "codex")})
+    assert codex.bin == str(FAKES / "codex") and codex.skills_subdir == ".agents/skills"
+    assert build_agent({**AGENT, "agent": "opencode"}).skills_subdir == ".opencode/skills"
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    with pytest.raises(InputError, match="cannot start 'codex': program not found on PATH"):
+        build_agent({**AGENT, "agent": "codex"})
+
+
+def test_openai_agent_from_options(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_KEY", "sk-1")
+    with FakeOpenAI(key="sk-1") as api:
+        agent = build_agent({**AGENT, "agent": "openai", "base_url": api.url, "model": "m", "api_key_env": "MY_KEY",
+                             "max_turns": 4})
+        assert (agent.name, agent.model, agent.base_url, agent.max_turns) == ("openai", "m", api.url, 4)
+        assert api.requests[-1].path == "/v1/models"  # checked before any run
+        with pytest.raises(InputError, match="refused the key in OTHER_KEY"):
+            monkeypatch.setenv("OTHER_KEY", "sk-2")
+            build_agent({**AGENT, "agent": "openai", "base_url": api.url, "model": "m", "api_key_env": "OTHER_KEY"})
+
+
+def test_model_judges_from_options_and_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("EVAL_SKILLS_LLM_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    with FakeOpenAI() as api:
+        llm = {"provider": "openai", "model": "judge-m", "baseUrl": api.url, "temperature": 0}
+        judge = build_judge({**JUDGE}, llm, cache=object())
+        assert (judge.backend, judge.model, judge.base_url, judge.temperature) == ("openai", "judge-m", api.url, 0)
+        assert api.requests[-1].path == "/v1/models"
+        judge = build_judge({**JUDGE, "judge_model": "other"}, llm)
+        assert judge.model == "other"
+    with pytest.raises(InputError, match="the anthropic judge needs a model"):  # llm's model is openai's
+        build_judge({**JUDGE, "judge": "anthropic"}, llm)
+    with pytest.raises(InputError, match="the openai judge needs a key: set EVAL_SKILLS_LLM_KEY or OPENAI_API_KEY"):
+        build_judge({**JUDGE, "judge_model": "m"})
+    with pytest.raises(InputError, match="cannot reach"):
+        build_judge({**JUDGE}, llm)  # the server is gone
+    with pytest.raises(InputError, match="unknown setting llm.apiKey") as info:
+        build_judge({**JUDGE}, {"model": "m", "apiKey": "sk-in-a-file"})
+    assert "EVAL_SKILLS_LLM_KEY" in info.value.hint
+    with pytest.raises(InputError, match="must be a number"):
+        build_judge({**JUDGE}, {"model": "m", "temperature": "cold"})
+
+
+def test_the_decorators_pass_every_option() -> None:
+    seen: dict = {}
+
+    @click.command()
+    @agent_options
+    @judge_options
+    def command(**params: object) -> None:
+        seen.update(params)
+
+    result = CliRunner().invoke(command, ["--agent", "codex", "--agent-arg=--full-auto", "--agent-arg", "-c",
+                                          "--agent-arg", "x=1", "--max-turns", "5", "--judge", "anthropic",
+                                          "--judge-model", "j", "--no-judge-cache"])
+    assert result.exit_code == 0, result.output
+    assert seen["agent_args"] == ("--full-auto", "-c", "x=1") and seen["max_turns"] == 5
+    assert (seen["judge"], seen["judge_model"], seen["no_judge_cache"]) == ("anthropic", "j", True)
+    assert set(AGENT) | {"agent_args"} <= set(seen) and set(JUDGE) <= set(seen)

@@ -77,7 +77,8 @@ def test_text_parser_takes_the_whole_stdout() -> None:
 
 def test_parsers_are_a_registry() -> None:
     assert {"text", "events"} <= set(PARSERS.names())
-    with pytest.raises(InputError, match="unknown agent output format 'claude-x'.*one of: events, text"):
+    with pytest.raises(InputError,
+                       match="unknown agent output format 'claude-x'.*one of: claude, codex, events, opencode, text"):
         create_parser("claude-x", ParseContext())
     PARSERS.register("events-again", "eval_skills.agents.parsers.events:EventsParser")
     try:

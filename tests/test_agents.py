@@ -244,7 +244,7 @@ def test_a_missing_program_is_an_error_result_and_a_failed_check(workspace: Path
 
 def test_bad_settings_are_input_errors_before_anything_runs(tmp_path: Path, workspace: Path) -> None:
     log = tmp_path / "log.jsonl"
-    with pytest.raises(InputError, match="unknown agent 'nope'.*one of: command"):
+    with pytest.raises(InputError, match="unknown agent 'nope'.*one of: claude, codex, command, openai, opencode"):
         create_agent("nope")
     with pytest.raises(InputError, match="unknown agent output format 'xml'"):
         create_agent("command", command="x", output="xml")

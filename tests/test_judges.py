@@ -155,7 +155,7 @@ def test_requests_are_checked() -> None:
 
 
 def test_bad_judge_settings_are_input_errors() -> None:
-    with pytest.raises(InputError, match="unknown judge 'oracle'.*one of: command"):
+    with pytest.raises(InputError, match="unknown judge 'oracle'.*one of: anthropic, command, openai"):
         create_judge("oracle")
     with pytest.raises(InputError, match="empty"):
         create_judge("command", command="")

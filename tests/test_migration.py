@@ -103,8 +103,8 @@ def test_benchmark_definitions_of_the_original_load():
 def test_judge_prompt_and_criteria_are_the_llm_judge_rubric_and_value_the_reference():
     judged = load_benchmark_file(ORIGINAL / "definitions" / "judged.json")
     criteria, prompt = (t.expectedOutput for t in judged.tasks)
-    assert criteria.model_extra == {"rubric": "The answer must use the weather tool correctly."}
-    assert prompt.model_extra == {"rubric": "Is the answer correct and concise?"}
+    assert criteria.rubric == "The answer must use the weather tool correctly." and not criteria.model_extra
+    assert prompt.rubric == "Is the answer correct and concise?" and not prompt.model_extra
     assert prompt.value == "Paris"
     assert "judgePrompt" not in prompt.model_dump() and "criteria" not in criteria.model_dump()
 

@@ -26,13 +26,13 @@ from eval_skills.scoring.registry import SCORERS, ScoringContext, scorer
 def _needs_judge(task: Task, options: Any, ctx: ScoringContext) -> None:
     if "judge" not in ctx.services:
         raise ScorerError("judged needs a judge (none was given)")
-    if not isinstance((task.expectedOutput.model_extra or {}).get("rubric"), str):
+    if not isinstance(task.expectedOutput.rubric, str):
         raise ScorerError("judged needs expectedOutput.rubric")
 
 
 @scorer("judged", check=_needs_judge)
 async def judged(output: Any, task: Task, options: Any, ctx: ScoringContext) -> Score:
-    rubric = (task.expectedOutput.model_extra or {})["rubric"]
+    rubric = task.expectedOutput.rubric
     judgement = await ctx.services["judge"].judge(ScoreRequest(rubric=rubric, output=output))
     if not judgement.ok:
         raise ScorerError(f"the judge failed: {judgement.error}")

@@ -104,6 +104,7 @@ def test_final_schema(tmp_path: Path) -> None:
             ("status", "TEXT", 1, 0), ("benchmark_id", "TEXT", 0, 0), ("benchmark_version", "TEXT", 0, 0),
             ("config_json", "TEXT", 1, 0), ("tool_version", "TEXT", 0, 0), ("error", "TEXT", 0, 0),
             ("pid", "INTEGER", 0, 0), ("host", "TEXT", 0, 0)],
+        "judge_cache": [("key", "TEXT", 0, 1), ("verdict_json", "TEXT", 1, 0), ("created_at", "TEXT", 1, 0)],
         "skill_reports": [
             ("evaluation_id", "TEXT", 1, 1), ("skill_id", "TEXT", 1, 2), ("skill_version", "TEXT", 0, 0),
             ("report_json", "TEXT", 1, 0), ("completion_rate", "REAL", 0, 0),

@@ -173,14 +173,14 @@ async def _run_item(item: WorkItem, adapter: Adapter, plan: Plan, settings: RunS
     try:
         if scorer.is_async:  # waits on I/O (a judge): on the loop, cancelled at the deadline
             score = await asyncio.wait_for(scorer.score(invocation.output, task, planned.options, ctx),
-                                           ctx.timeout_s)
+                                           scorer.timeout_s(ctx))
         elif scorer.inline is not None and scorer.inline(invocation.output):  # linear work on a short answer
             score = scorer(invocation.output, task, planned.options, ctx)
         else:
             score = await run_off_loop(lambda: scorer(invocation.output, task, planned.options, ctx),
                                        2 * ctx.timeout_s + SCORER_GRACE_S)
     except TimeoutError:  # our deadline, or the scorer's own (regex matching stops itself)
-        base.error = f"scorer {planned.scorer_type} did not finish within {ctx.timeout_s:g}s"
+        base.error = f"scorer {planned.scorer_type} did not finish within {scorer.timeout_s(ctx):g}s"
         return base
     except Exception as exc:  # noqa: BLE001 - a scorer's fault is this task's error, never the run's
         if isinstance(exc, HarnessError):

@@ -39,6 +39,10 @@ __all__ = [
 # backend name -> "module:Class" (relative to this package), imported only when used
 AGENTS: Registry[Agent] = Registry(__name__, "agent", {
     "command": ".command:CommandAgent",
+    "claude": ".claude:ClaudeAgent",
+    "codex": ".codex:CodexAgent",
+    "opencode": ".opencode:OpenCodeAgent",
+    "openai": ".openai_loop:OpenAIAgent",
 })
 
 

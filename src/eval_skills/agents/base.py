@@ -192,6 +192,7 @@ class Agent(ABC):
 
     name: str = "agent"
     skills_subdir: str = ".agents/skills"  # where project skills go, relative to the workspace
+    model: str | None = None  # the model used when a request names none (None: the agent's own default)
     env: dict[str, str]  # variables added to the caller's environment
 
     def __init__(self, *, skills_subdir: str | None = None, env: Mapping[str, str] | None = None) -> None:
@@ -250,8 +251,8 @@ class Agent(ABC):
             tail = tail if len(tail) <= 500 else "..." + tail[-500:]
             error += f"; stderr: {tail}" if tail else "; stderr was empty"
         usage = ex.usage or TokenUsage.estimate(request.prompt, response)
-        return AgentResult(agent=self.name, model=request.model, status=status, response=response, error=error,
-                           transcript=ex.transcript, files=files, duration_s=duration, usage=usage,
+        return AgentResult(agent=self.name, model=request.model or self.model, status=status, response=response,
+                           error=error, transcript=ex.transcript, files=files, duration_s=duration, usage=usage,
                            exit_code=ex.exit_code, stderr_tail=ex.stderr_tail,
                            raw_stdout=ex.raw_stdout or RawOutput(), installed_skills=installed,
                            warnings=ex.warnings)

@@ -145,6 +145,9 @@ class OutputParser(ABC):
 PARSERS: Registry[OutputParser] = Registry("eval_skills.agents", "agent output format", {
     "text": ".parsers.text:TextParser",
     "events": ".parsers.events:EventsParser",
+    "claude": ".parsers.claude:ClaudeParser",
+    "codex": ".parsers.codex:CodexParser",
+    "opencode": ".parsers.opencode:OpenCodeParser",
 })
 
 

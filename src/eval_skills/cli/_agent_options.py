@@ -14,21 +14,56 @@ import click
 
 from ..errors import InputError
 
-__all__ = ["AGENT_OPTIONS", "JUDGE_OPTIONS", "agent_options", "build_agent", "build_judge", "judge_options"]
+__all__ = ["AGENT_OPTIONS", "JUDGE_OPTIONS", "agent_options", "build_agent", "build_judge", "judge_options",
+           "verdict_cache"]
 
 F = Callable[..., Any]
 
 # backend -> function(params) -> keyword arguments of its constructor
+def _cli_agent(p: dict[str, Any]) -> dict[str, Any]:
+    return {"bin": p.get("agent_bin"), "model": p.get("model"), "max_turns": p.get("max_turns"),
+            "extra_args": list(p.get("agent_args") or ())}
+
+
+def _model_judge(p: dict[str, Any]) -> dict[str, Any]:
+    return {"model": p.get("judge_model"), "base_url": p.get("judge_base_url"),
+            "temperature": p.get("judge_temperature")}
+
+
 AGENT_OPTIONS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "command": lambda p: {"command": _required(p, "agent_cmd", "--agent-cmd", "the command agent"),
                           "output": p["agent_output"] or "text",
                           "skills_subdir": p["skills_subdir"] or ".agents/skills"},
+    "claude": _cli_agent,
+    "codex": _cli_agent,
+    "opencode": _cli_agent,
+    "openai": lambda p: {"model": p.get("model"), "base_url": p.get("base_url"),
+                         "api_key_env": p.get("api_key_env") or "OPENAI_API_KEY",
+                         "max_turns": p.get("max_turns") or 30},
 }
 
 JUDGE_OPTIONS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "command": lambda p: {"command": _required(p, "judge_cmd", "--judge-cmd", "the command judge"),
                           "model": p["judge_model"]},
+    "openai": _model_judge,
+    "anthropic": _model_judge,
 }
+
+LLM_KEYS = ("provider", "model", "temperature", "baseUrl")  # the config's llm settings
+
+
+def _llm_settings(llm: dict[str, Any]) -> dict[str, Any]:
+    """The config's ``llm`` settings, checked: only known keys, of the right types."""
+    for key, value in llm.items():
+        if key not in LLM_KEYS:
+            raise InputError(f"unknown setting llm.{key}", field=f"llm.{key}",
+                             hint="known: " + ", ".join(LLM_KEYS) + " (keys come from EVAL_SKILLS_LLM_KEY)")
+        if key == "temperature" and value is not None and (
+                isinstance(value, bool) or not isinstance(value, int | float)):
+            raise InputError(f"must be a number, not {value!r}", field="llm.temperature")
+        if key != "temperature" and value is not None and not isinstance(value, str):
+            raise InputError(f"must be a string, not {value!r}", field=f"llm.{key}")
+    return llm
 
 
 def _required(params: dict[str, Any], key: str, flag: str, what: str) -> Any:
@@ -39,13 +74,16 @@ def _required(params: dict[str, Any], key: str, flag: str, what: str) -> Any:
 
 
 def agent_options(fn: F) -> F:
-    """``--agent``, ``--agent-bin``, ``--agent-cmd``, ``--agent-output``, ``--skills-subdir``, ``--model``,
-    ``--base-url``, ``--api-key-env``, ``--max-turns``."""
+    """``--agent``, ``--agent-bin``, ``--agent-arg``, ``--agent-cmd``, ``--agent-output``, ``--skills-subdir``,
+    ``--model``, ``--base-url``, ``--api-key-env``, ``--max-turns``."""
     options = [
         click.option("--agent", "agent", default=None,
                      help="Agent backend: claude, codex, opencode, openai or command "
                           "[default: command when --agent-cmd is given, else claude]."),
         click.option("--agent-bin", default=None, help="The agent CLI program (claude, codex, opencode) to run."),
+        click.option("--agent-arg", "agent_args", multiple=True, metavar="ARG",
+                     help="An extra argument for the agent CLI, e.g. --agent-arg=--dangerously-skip-permissions "
+                          "(repeat it for several)."),
         click.option("--agent-cmd", default=None,
                      help="Command template of a command agent, e.g. 'my-agent --cwd {workdir} --prompt-file "
                           "{prompt_file}' (placeholders {prompt}, {prompt_file}, {workdir}, {model}, {max_turns})."),
@@ -105,12 +143,28 @@ def build_judge(params: dict[str, Any], llm: dict[str, Any] | None = None, cache
     """The Judge the options (then the config's ``llm`` settings) describe, checked before any agent runs."""
     from ..judges import JUDGES, create_judge
 
-    llm = llm or {}
-    params = {**params, "judge_model": params.get("judge_model") or llm.get("model")}
+    llm = _llm_settings(llm or {})
     name = _backend(params.get("judge"), params.get("judge_cmd"), str(llm.get("provider") or "openai"))
+    own = llm.get("provider") in (None, name)  # the config's model and URL belong to its provider
+    params = {**params, "judge_model": params.get("judge_model") or (llm.get("model") if own else None),
+              "judge_base_url": llm.get("baseUrl") if own else None, "judge_temperature": llm.get("temperature")}
     if name not in JUDGES or name not in JUDGE_OPTIONS:
         known = ", ".join(sorted(set(JUDGES) & set(JUDGE_OPTIONS)))
         raise InputError(f"unknown judge {name!r}", field="--judge", hint=f"use one of: {known}")
     judge = create_judge(name, **JUDGE_OPTIONS[name](params), cache=None if params.get("no_judge_cache") else cache)
     judge.check()
     return judge
+
+
+def verdict_cache(params: dict[str, Any], store_path: Any) -> Any:
+    """The judges' verdict cache in the results store at ``store_path`` (None: no store, or ``--no-judge-cache``),
+    opened when a judge first uses it and closed when the command ends."""
+    if store_path is None or params.get("no_judge_cache"):
+        return None
+    from ..store import VerdictStore
+
+    cache = VerdictStore(store_path)
+    context = click.get_current_context(silent=True)
+    if context is not None:
+        context.call_on_close(cache.close)
+    return cache

@@ -13,6 +13,7 @@ import click
 from ..errors import InputError
 from ..reports import normalize_formats
 from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_TERMINATED
+from ._agent_options import judge_options
 from ._options import GreedyCommand, split_words
 
 if TYPE_CHECKING:  # pydantic and asyncio are imported when a command runs, not for --help
@@ -55,6 +56,7 @@ def resolve_settings(ctx: click.Context, params: dict[str, Any], config: Config)
              out["evaluator"], " ".join(out["formats"]), out["output_dir"],
              "none" if params.get("no_store") else out["store"],
              ", ".join(f"{key}={getattr(config, key)!r}" for key in sorted(config.model_fields_set)) or "defaults")
+    out["llm"] = config.llm  # the judge of llm_judge tasks
     return out
 
 
@@ -124,6 +126,7 @@ def summary_table(reports: list[dict[str, Any]]) -> Any:
 @click.option("--json", "as_json", is_flag=True, help="Print the reports' JSON to stdout instead of a table.")
 @click.option("--backoff", type=click.IntRange(min=0), default=500, show_default=True, hidden=True,
               help="Base retry backoff in ms (retry n waits n x backoff).")
+@judge_options
 @click.pass_context
 def eval_command(ctx: click.Context, **params: Any) -> None:
     """Evaluate tool skills on a benchmark: skills x tasks x runs, scored, stored and reported."""
@@ -156,7 +159,8 @@ def prepare_evaluation(skills: list[Any], opts: dict[str, Any], params: dict[str
 
     It also sets up the process for running skills: the open-file limit raised (and ``--concurrency``
     lowered, with a note, when the limit still allows fewer tasks at once), and the harness made a child
-    subreaper, so orphans of a skill's descendants come to it and can be killed."""
+    subreaper, so orphans of a skill's descendants come to it and can be killed. When tasks need a judge
+    (``llm_judge``), it is built and checked now, before any task runs."""
     from ..formats.benchmark import load_tasks_file, resolve_benchmark
     from ..plan import build_plan
     from ..procs import become_subreaper, fd_capacity, raise_fd_limit
@@ -185,6 +189,13 @@ def prepare_evaluation(skills: list[Any], opts: dict[str, Any], params: dict[str
     plan = build_plan(skills, benchmark, runs=opts["runs"], default_evaluator=opts["evaluator"],
                       base_dir=source.parent if source else None, benchmark_file=str(source) if source else None,
                       scorer_timeout_s=opts["scorer_timeout"] / 1000, strict_input=params["strict_input"])
+    if any(planned.scorer.name == "llm_judge" for planned in plan.tasks):
+        from ..judging import JudgeForScoring
+        from ._agent_options import build_judge, verdict_cache
+
+        store_path = None if params.get("no_store") else opts["store"]
+        plan.scoring.services["judge"] = JudgeForScoring(build_judge(params, opts.get("llm"),
+                                                                     verdict_cache(params, store_path)))
     log.info("benchmark %s %s: %d tasks (%s)", benchmark.id, benchmark.version, len(plan.tasks),
              source or "built-in")
     for skill in skills:

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED
-from ._agent_options import agent_options, build_agent, build_judge, judge_options
+from ._agent_options import agent_options, build_agent, build_judge, judge_options, verdict_cache
 
 EXIT_TERMINATED = 143
 
@@ -83,7 +83,8 @@ def paired_command(ctx: click.Context, **params: Any) -> None:
     config = load_config(params["config_path"])
     agent = build_agent(params)
     compare = not params["no_compare"]
-    judge = build_judge(params, config.llm) if plan.needs_judge or compare else None
+    store_path = None if params["no_store"] else params["store"] or Path(config.store)
+    judge = build_judge(params, config.llm, verdict_cache(params, store_path)) if plan.needs_judge or compare else None
     notes = []
     user_level = agent.user_level_skills([plan.skill.name])
     if user_level:
@@ -98,7 +99,6 @@ def paired_command(ctx: click.Context, **params: Any) -> None:
         agent={"agent": agent.name, "skills_subdir": agent.skills_subdir, "baseline_clean": not user_level},
         notes=tuple(notes))
     executor = LocalExecutor(agent, concurrency=params["concurrency"])
-    store_path = None if params["no_store"] else params["store"] or Path(config.store)
     outcome, received = _run(plan, settings, executor, judge, store_path, show_progress=not params["as_json"])
     bench = outcome.benchmark
     if params["as_json"]:

@@ -33,6 +33,7 @@ class ExpectedOutput(BaseModel):
     pattern: str | None = None
     patterns: list[str] | None = None  # the original's regex list: every pattern must match
     customScorerPath: str | None = None
+    rubric: str | None = None  # llm_judge: what the judge rates the output against
 
     @model_validator(mode="before")
     @classmethod

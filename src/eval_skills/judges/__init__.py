@@ -51,6 +51,8 @@ __all__ = [
 # backend name -> "module:Class" (relative to this package), imported only when used
 JUDGES: Registry[Judge] = Registry(__name__, "judge", {
     "command": ".command:CommandJudge",
+    "openai": ".openai_judge:OpenAIJudge",
+    "anthropic": ".anthropic_judge:AnthropicJudge",
 })
 
 

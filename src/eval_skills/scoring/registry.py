@@ -25,7 +25,8 @@ A task names its scorer in ``evaluator.type`` (else ``expectedOutput.type``, els
   (``--scorer-timeout``): a scorer that can take long (matching, a worker process) should stop itself by
   then. Whatever it raises is that task's error, never a crash; past the deadline the task is an error
   naming the scorer.
-- An ``async def`` scorer runs on the event loop, with the same deadline (it is cancelled there). This is
+- An ``async def`` scorer runs on the event loop, with the same deadline (it is cancelled there), or its own:
+  ``deadline(ctx) -> seconds`` (the ``llm_judge`` scorer waits as long as its judge may take). This is
   for scorers that wait on I/O, such as a judge model: they must never block (no sleeping, no CPU-heavy
   work; put those in a thread with ``asyncio.to_thread``).
 - ``inline(output)``, optional, says when scoring an output is too quick to be worth a thread: only for
@@ -34,11 +35,10 @@ A task names its scorer in ``evaluator.type`` (else ``expectedOutput.type``, els
 
 Services from above. ``scoring`` ranks beside ``judges`` and ``agents`` and imports neither, so a scorer that
 needs one (the ``llm_judge`` scorer needs an async judge) gets it injected by whoever builds the plan:
-``build_plan(..., services={"judge": judge})`` puts it in ``ctx.services``; the scorer is an ``async def``
-that awaits it (``await ctx.services["judge"].judge(request)``), and its ``check`` raises ScorerError when
-the service is missing, so a run without a judge stops before anything runs. The code that knows both sides
-(the command line, or a module ranked above ``scoring`` and ``judges``) creates the judge, passes it in, and
-may register the scorer itself with ``@scorer``.
+``build_plan(..., services={"judge": judge})`` (or ``plan.scoring.services["judge"] = judge``) puts it in
+``ctx.services``; the scorer is an ``async def`` that awaits it (``scoring/llm_judge.py``). The code that
+knows both sides (the command line, or a module ranked above ``scoring`` and ``judges``, such as
+``judging.py``) creates the judge and passes it in.
 """
 
 from __future__ import annotations
@@ -114,6 +114,7 @@ ScoreFn = Callable[[Any, Task, Any, ScoringContext], Score | Awaitable[Score]]
 F = TypeVar("F", bound=ScoreFn)
 CheckFn = Callable[[Task, Any, ScoringContext], None]
 InlineFn = Callable[[Any], bool]
+DeadlineFn = Callable[[ScoringContext], float]
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,11 @@ class Scorer:
     check: CheckFn | None = None
     options: type[BaseModel] = NoOptions
     inline: InlineFn | None = None
+    deadline: DeadlineFn | None = None
+
+    def timeout_s(self, ctx: ScoringContext) -> float:
+        """This scorer's deadline: its own ``deadline(ctx)`` when it declares one, else ``ctx.timeout_s``."""
+        return self.deadline(ctx) if self.deadline is not None else ctx.timeout_s
 
     @property
     def is_async(self) -> bool:
@@ -156,12 +162,12 @@ SCORERS: dict[str, Scorer] = {}
 
 
 def scorer(name: str, *aliases: str, options: type[BaseModel] = NoOptions, check: CheckFn | None = None,
-           inline: InlineFn | None = None) -> Callable[[F], F]:
-    """Register a scorer under ``name`` and its aliases, with its options model, an optional ``check`` and an
-    optional ``inline`` predicate (see the module doc)."""
+           inline: InlineFn | None = None, deadline: DeadlineFn | None = None) -> Callable[[F], F]:
+    """Register a scorer under ``name`` and its aliases, with its options model, an optional ``check``, an
+    optional ``inline`` predicate and an optional ``deadline`` (see the module doc)."""
 
     def register(fn: F) -> F:
-        entry = Scorer(name, fn, aliases, check, options, inline)
+        entry = Scorer(name, fn, aliases, check, options, inline, deadline)
         for key in (name, *aliases):
             SCORERS[key] = entry
         return fn

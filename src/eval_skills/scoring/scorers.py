@@ -7,7 +7,7 @@ normalisation, :mod:`.custom` for user files (Python, or JavaScript through :mod
 
 from __future__ import annotations
 
-from . import builtin, custom, gaia, node  # noqa: F401 - registers the built-in scorers and the Node.js workers
+from . import builtin, custom, gaia, llm_judge, node  # noqa: F401 - registers the scorers and the Node.js workers
 from .custom import custom_scorer_path, verdict_score
 from .registry import (
     DEFAULT_SCORER_TIMEOUT_S,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from .migrations import MIGRATIONS, migrate
 from .sqlite import EVALUATION_STATUSES, OUTPUT_LIMIT, TEXT_LIMIT, TRUNCATED_KEY, Store, encode_output
+from .verdicts import VerdictStore
 
 __all__ = [
     "EVALUATION_STATUSES",
@@ -15,6 +16,7 @@ __all__ = [
     "TEXT_LIMIT",
     "TRUNCATED_KEY",
     "Store",
+    "VerdictStore",
     "encode_output",
     "migrate",
 ]

@@ -89,6 +89,18 @@ def m002_evaluation_outcome(db: sqlite3.Connection) -> None:
 
 
 @migration
+def m003_judge_cache(db: sqlite3.Connection) -> None:
+    # Judges' verdicts by Judge.cache_key (a hash of the backend, model, settings, prompt version and request),
+    # so grading the same output twice asks nobody. Only verdicts are kept, never judge errors.
+    db.execute("""
+        CREATE TABLE judge_cache (
+            key TEXT PRIMARY KEY,
+            verdict_json TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        )""")
+
+
+@migration
 def m004_paired_runs(db: sqlite3.Connection) -> None:
     # One row per iteration of `eval-skills paired` (a resumed iteration keeps its row).
     db.execute("""

@@ -1,0 +1,173 @@
+"""What running an agent costs the harness, beyond the agent itself.
+
+1. Per run: a no-op agent program (``sh`` printing one ``final`` event) run N times as a ``command`` agent with
+   the ``events`` parser, each in a fresh workspace (five fixture files copied in, one skill installed), the
+   run recorded (``transcript.jsonl``, the result as JSON, the raw stdout) as a paired run would; against a
+   bare spawn of the same program in an existing folder (its own session, stdout read, exit awaited). The
+   difference per run is the harness's cost: workspace preparation, skill install, the snapshots that find
+   changed files, parsing, recording.
+2. Parsing: a synthetic 50 MB Claude Code stream-json transcript (tool calls with large results, split
+   assistant messages, text) fed in 64 KiB chunks through the same path a run's stdout takes (raw output
+   kept, lines split, the ``claude`` parser), in a fresh process: its time and the process's peak memory.
+
+    python bench/agent_overhead.py              # N=500, 50 MB
+    python bench/agent_overhead.py --n 100 --mb 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from eval_skills.agents import AgentRequest, create_agent
+
+NOOP = ["/bin/sh", "-c", "printf '%s\\n' '{\"type\": \"final\", \"text\": \"done\"}'"]
+SKILL_MD = "---\nname: noop-skill\ndescription: Does nothing.\n---\nDo nothing.\n"
+
+
+def make_skill(root: Path) -> Path:
+    skill = root / "noop-skill"
+    (skill / "references").mkdir(parents=True)
+    (skill / "evals").mkdir()
+    (skill / "SKILL.md").write_text(SKILL_MD)
+    (skill / "references" / "guide.md").write_text("guide\n" * 100)
+    (skill / "evals" / "evals.json").write_text('{"evals": []}')
+    return skill
+
+
+def make_fixtures(root: Path) -> Path:
+    fixtures = root / "fixtures"
+    (fixtures / "data").mkdir(parents=True)
+    for k in range(5):
+        (fixtures / "data" / f"file-{k}.txt").write_text(f"fixture {k}\n" * 50)
+    return fixtures
+
+
+def record(result, folder: Path) -> None:
+    """What a paired run writes per run."""
+    (folder / "outputs").mkdir(parents=True, exist_ok=True)
+    (folder / "outputs" / "response.md").write_text(result.response or "")
+    with open(folder / "transcript.jsonl", "w") as out:
+        for event in result.transcript:
+            out.write(event.model_dump_json() + "\n")
+    (folder / "result.json").write_text(json.dumps(result.to_json()))
+    result.raw_stdout.save(folder / "stdout.log")
+
+
+async def harness_runs(root: Path, n: int) -> list[float]:
+    agent = create_agent("command", command=NOOP, output="events")
+    skill = make_skill(root)
+    fixtures = make_fixtures(root)
+    times = []
+    for i in range(n):
+        started = time.perf_counter()
+        ws = root / "ws" / f"run-{i}"
+        shutil.copytree(fixtures, ws)  # the workspace, prepared as a paired run prepares it
+        result = await agent.run(AgentRequest("do nothing", ws, skills=[skill], timeout=30))
+        assert result.status == "ok" and result.response == "done", result.error
+        record(result, root / "records" / f"run-{i}")
+        times.append(time.perf_counter() - started)
+    return times
+
+
+async def bare_runs(root: Path, n: int) -> list[float]:
+    ws = root / "bare"
+    ws.mkdir(exist_ok=True)
+    times = []
+    for _ in range(n):
+        started = time.perf_counter()
+        proc = await asyncio.create_subprocess_exec(*NOOP, cwd=ws, stdout=asyncio.subprocess.PIPE,
+                                                    stdin=asyncio.subprocess.DEVNULL, start_new_session=True)
+        out, _ = await proc.communicate()
+        assert b"final" in out
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def make_transcript(path: Path, megabytes: int) -> int:
+    """A Claude Code stream-json transcript of about ``megabytes`` MB; returns the number of lines."""
+    lines = 0
+    payload = "x" * 20_000
+    with open(path, "w") as out:
+        out.write(json.dumps({"type": "system", "subtype": "init", "model": "m", "tools": ["Read"]}) + "\n")
+        i = 0
+        while out.tell() < megabytes * 1_000_000:
+            usage = {"input_tokens": 3, "cache_read_input_tokens": 1000, "output_tokens": 20}
+            for block in ({"type": "text", "text": f"Step {i}: reading."},
+                          {"type": "tool_use", "id": f"t{i}", "name": "Read", "input": {"file_path": f"/w/f{i}.txt"}}):
+                out.write(json.dumps({"type": "assistant", "message": {"id": f"m{i}", "content": [block],
+                                                                       "usage": usage}}) + "\n")
+            out.write(json.dumps({"type": "user", "message": {"content": [
+                {"type": "tool_result", "tool_use_id": f"t{i}", "content": payload}]}}) + "\n")
+            lines += 3
+            i += 1
+        out.write(json.dumps({"type": "result", "subtype": "success", "is_error": False, "result": "done",
+                              "usage": {"input_tokens": 1, "output_tokens": 1}, "total_cost_usd": 0.1}) + "\n")
+    return lines + 2
+
+
+PARSE = """
+import resource, sys, time
+from eval_skills.agents import ParseContext, RawOutput, create_parser
+from eval_skills.agents.process import LineSplitter
+path = sys.argv[1]
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+started = time.perf_counter()
+parser = create_parser("claude", ParseContext((), ".claude/skills"))
+raw, splitter = RawOutput(), LineSplitter(parser)
+with open(path, "rb") as source:
+    while chunk := source.read(1 << 16):
+        raw.write(chunk)
+        splitter.feed(chunk)
+raw.close()
+splitter.close()
+out = parser.finish(raw)
+elapsed = time.perf_counter() - started
+assert out.response == "done", out.response
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(elapsed, before, peak, len(out.transcript))
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--n", type=int, default=500)
+    parser.add_argument("--mb", type=int, default=50)
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="agent-overhead-"))
+    try:
+        asyncio.run(bare_runs(root, 20))  # warm up
+        bare = asyncio.run(bare_runs(root, args.n))
+        harness = asyncio.run(harness_runs(root, args.n))
+        b, h = statistics.median(bare) * 1000, statistics.median(harness) * 1000
+        print(f"{args.n} runs of a no-op agent, one skill installed, recorded:")
+        print(f"  bare spawn      median {b:.2f} ms, mean {statistics.mean(bare) * 1000:.2f} ms")
+        print(f"  through agents  median {h:.2f} ms, mean {statistics.mean(harness) * 1000:.2f} ms")
+        print(f"  harness cost per run: median {h - b:.2f} ms, mean "
+              f"{(statistics.mean(harness) - statistics.mean(bare)) * 1000:.2f} ms (target <= 20 ms)")
+
+        transcript = root / "transcript.jsonl"
+        lines = make_transcript(transcript, args.mb)
+        size = transcript.stat().st_size
+        done = subprocess.run([sys.executable, "-c", PARSE, str(transcript)], capture_output=True, text=True,
+                              check=True)
+        elapsed, before, peak, events = done.stdout.split()
+        print(f"parsing a {size / 1e6:.0f} MB stream-json transcript ({lines} lines, {events} events), "
+              f"fresh process: {float(elapsed):.2f} s (target < 2 s), peak memory {int(peak) / 1024:.0f} MB "
+              f"(after imports {int(before) / 1024:.0f} MB; target < 200 MB)")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    print(f"(bench process peak memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+"""``claude``: Claude Code, non-interactive, with stream-json output.
+
+Command line (the prompt on stdin; the program is ``claude`` from ``PATH`` unless ``bin`` says otherwise)::
+
+    claude -p --output-format stream-json --verbose [--max-turns N] [--model M] --permission-mode acceptEdits
+
+``acceptEdits`` lets the agent write files in its workspace; other tools that ask for permission (Bash) are
+denied in a non-interactive run, and the run's warnings list the denials. Give ``--permission-mode ...`` or
+``--dangerously-skip-permissions`` among the extra arguments to choose otherwise. The ``CLAUDECODE``
+variable is removed from the environment, so a run started from inside Claude Code works.
+
+Skills are installed as project skills at ``<workspace>/.claude/skills/<name>/``. Claude Code also loads
+personal skills from ``~/.claude/skills`` (``$CLAUDE_CONFIG_DIR/skills`` when that is set), plugins and
+managed settings, which a workspace cannot hide.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from .preset import CliAgent
+
+__all__ = ["ClaudeAgent"]
+
+
+class ClaudeAgent(CliAgent):
+    name = "claude"
+    skills_subdir = ".claude/skills"
+
+    def arguments(self, model: str | None, max_turns: int | None, workspace: Path) -> list[str]:
+        args = ["-p", "--output-format", "stream-json", "--verbose"]
+        if max_turns is not None:
+            args += ["--max-turns", str(max_turns)]
+        if model:
+            args += ["--model", model]
+        if not self.given("--permission-mode", "--dangerously-skip-permissions"):
+            args += ["--permission-mode", "acceptEdits"]
+        return args
+
+    def child_env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        env = super().child_env(extra)
+        env.pop("CLAUDECODE", None)  # Claude Code refuses to start nested inside another session otherwise
+        return env
+
+    def user_skill_dirs(self) -> list[Path]:
+        config = os.environ.get("CLAUDE_CONFIG_DIR")
+        return [Path(config) / "skills" if config else Path.home() / ".claude" / "skills"]

@@ -1,0 +1,41 @@
+"""``codex``: OpenAI Codex CLI, ``codex exec`` with JSON-lines output.
+
+Command line (the prompt on stdin, read because of the final ``-``)::
+
+    codex exec --json --skip-git-repo-check --sandbox workspace-write [--model M] -
+
+``workspace-write`` lets the agent write in its workspace (and nowhere else) and run commands in Codex's
+sandbox; give ``--sandbox ...``, ``--full-auto`` or ``--dangerously-bypass-approvals-and-sandbox`` among the
+extra arguments to choose otherwise. Codex has no turn limit: a requested one is not applied.
+
+Skills are installed at ``<workspace>/.agents/skills/<name>/``. Codex also loads skills from
+``~/.agents/skills``, ``~/.codex/skills`` (``$CODEX_HOME/skills``), ``/etc/codex/skills``, its bundled
+system skills, and ``.agents/skills`` in every parent folder of the workspace up to the repository root.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .preset import CliAgent
+
+__all__ = ["CodexAgent"]
+
+
+class CodexAgent(CliAgent):
+    name = "codex"
+    skills_subdir = ".agents/skills"
+    last_args = ("-",)  # read the prompt from stdin
+
+    def arguments(self, model: str | None, max_turns: int | None, workspace: Path) -> list[str]:
+        args = ["exec", "--json", "--skip-git-repo-check"]
+        if not self.given("--sandbox", "-s", "--full-auto", "--dangerously-bypass-approvals-and-sandbox", "--yolo"):
+            args += ["--sandbox", "workspace-write"]
+        if model:
+            args += ["--model", model]
+        return args
+
+    def user_skill_dirs(self) -> list[Path]:
+        codex_home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
+        return [Path.home() / ".agents" / "skills", codex_home / "skills", Path("/etc/codex/skills")]

@@ -1,0 +1,142 @@
+"""``claude``: Claude Code's ``-p --output-format stream-json --verbose`` output, and its ``json`` form.
+
+Lines are dispatched on ``type`` (never on key order):
+
+- ``assistant``: ``message.content`` blocks: ``text`` (a message), ``tool_use`` (a tool call; a ``Skill``
+  call naming ``input.skill`` is a skill event, as is a ``Read`` of ``.claude/skills/<name>/SKILL.md``).
+  One API message may come as several lines with the same ``message.id``, each repeating a provisional
+  ``usage``: only the last usage of each message counts. Lines from a subagent (``parent_tool_use_id``)
+  are kept, marked with that id, and never give the final text.
+- ``user``: ``tool_result`` blocks complete their call (``content``, ``is_error``). A ``Skill`` call whose
+  result is an error (the skill was refused) is not a skill invocation.
+- ``result``: the final text (``result``; when it is empty, the last assistant text), usage (``usage``:
+  uncached input, cache reads and writes, output) and ``total_cost_usd``; ``is_error`` or a subtype other
+  than ``success`` is the agent reporting a failure.
+
+Without a ``result`` line (the stream was cut), the response is the last assistant text and the usage the
+sum of the last usage of each message, without cost; a warning says so. ``--output-format json`` prints
+one result object, or (with ``--verbose``) a JSON array of every message ending with it: both are read.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ...formats.workspace import SkillEvent, UsageEvent
+from ..output import ParseContext, ParsedOutput, RawOutput
+from .common import READ_OF_SKILL_MD, JsonLinesParser, as_cost, as_int, obj, skill_read, text_of
+
+__all__ = ["ClaudeParser"]
+
+WHOLE_JSON_LIMIT = 64 << 20  # a stdout that is one JSON document is read whole up to this size
+SKILL_TOOL = "Skill tool call"
+
+
+def _usage_event(usage: Any, cost: Any = None) -> UsageEvent:
+    usage = obj(usage)
+    return UsageEvent(input_tokens=as_int(usage.get("input_tokens")), output_tokens=as_int(usage.get("output_tokens")),
+                      cache_read_tokens=as_int(usage.get("cache_read_input_tokens")),
+                      cache_write_tokens=as_int(usage.get("cache_creation_input_tokens")), cost_usd=as_cost(cost))
+
+
+class ClaudeParser(JsonLinesParser):
+    name = "claude"
+
+    def __init__(self, context: ParseContext) -> None:
+        super().__init__(context)
+        self.subdirs = tuple(dict.fromkeys((".claude/skills", context.skills_subdir)))
+        self.message_usage: dict[str, Any] = {}  # message id -> its last (provisional) usage
+        self.skill_calls: dict[str, SkillEvent] = {}  # Skill tool_use id -> its skill event
+        self.result: dict[str, Any] | None = None
+        self.denied: list[str] = []
+
+    def event(self, data: dict[str, Any]) -> None:
+        kind = data["type"]
+        if kind == "assistant":
+            self._assistant(data)
+        elif kind == "user":
+            self._user(data)
+        elif kind == "result":
+            self.result = data
+
+    def _assistant(self, data: dict[str, Any]) -> None:
+        message = obj(data.get("message"))
+        parent = data.get("parent_tool_use_id")
+        marks = {"parent_tool_use_id": parent} if parent else {}
+        if isinstance(message.get("id"), str) and "usage" in message:
+            self.message_usage[message["id"]] = message["usage"]
+        for block in message.get("content") or []:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text" and isinstance(block.get("text"), str):
+                self.t.message(block["text"], "subagent" if parent else "assistant")
+            elif block.get("type") == "tool_use":
+                self._tool_use(block, marks)
+
+    def _tool_use(self, block: dict[str, Any], marks: dict[str, Any]) -> None:
+        call_id = block.get("id") if isinstance(block.get("id"), str) else None
+        name = str(block.get("name") or "?")
+        tool_input = block.get("input")
+        self.t.call(call_id, name, tool_input, **marks)
+        args = tool_input if isinstance(tool_input, dict) else {}
+        if name == "Skill" and isinstance(args.get("skill"), str) and args["skill"].strip():
+            event = self.t.skill(args["skill"].strip().lstrip("/"), SKILL_TOOL, call_id)
+            if call_id is not None:
+                self.skill_calls[call_id] = event
+        elif name == "Read" and (skill := skill_read(args.get("file_path"), self.subdirs)):
+            self.t.skill(skill, READ_OF_SKILL_MD, call_id)
+
+    def _user(self, data: dict[str, Any]) -> None:
+        message = obj(data.get("message"))
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                is_error = block.get("is_error") is True
+                call_id = block.get("tool_use_id")
+                self.t.result(call_id, text_of(block.get("content")), is_error)
+                if is_error and isinstance(call_id, str) and (refused := self.skill_calls.get(call_id)):
+                    self.t.drop(refused)
+
+    def finish(self, raw: RawOutput) -> ParsedOutput:
+        if self.objects == 0 and 0 < raw.size <= WHOLE_JSON_LIMIT:
+            self._whole_document(raw)
+        result = self.result
+        if result is None:
+            return self._without_result()
+        response = result.get("result") if isinstance(result.get("result"), str) else None
+        if not (response and response.strip()):
+            response = self.t.last_text
+        self.t.add_usage(_usage_event(result.get("usage"), result.get("total_cost_usd")))
+        denials = result.get("permission_denials")
+        if isinstance(denials, list) and denials:
+            names = [str(d.get("tool_name", "?")) if isinstance(d, dict) else "?" for d in denials]
+            self.note(f"Claude Code denied {len(denials)} tool calls: {', '.join(names[:10])}")
+        error = None
+        subtype = result.get("subtype")
+        if result.get("is_error") is True or (isinstance(subtype, str) and subtype != "success"):
+            errors = result.get("errors")
+            detail = "; ".join(str(e) for e in errors) if isinstance(errors, list) and errors else response
+            error = f"Claude Code reported {subtype or 'an error'}" + (f": {detail}" if detail else "")
+            response = None if result.get("is_error") is True else response
+        return ParsedOutput(transcript=self.t.events, response=response, usage=self.t.total_usage(), error=error)
+
+    def _without_result(self) -> ParsedOutput:
+        if self.objects:
+            self.note("no result line: the response is the last assistant text, usage is summed over messages")
+        if self.message_usage:
+            events = [_usage_event(usage) for usage in self.message_usage.values()]
+            total = UsageEvent(**{key: sum(getattr(e, key) for e in events) for key in
+                                  ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")})
+            self.t.add_usage(total)
+        return ParsedOutput(transcript=self.t.events, response=self.t.last_text, usage=self.t.total_usage())
+
+    def _whole_document(self, raw: RawOutput) -> None:
+        """``--output-format json``, pretty-printed: the stdout as one JSON object or array."""
+        try:
+            data = json.loads(raw.read_bytes())
+        except ValueError:
+            return
+        self.problems.clear()
+        self.problem_count = 0
+        self.dispatch(data if isinstance(data, list) else [data])

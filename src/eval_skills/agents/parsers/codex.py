@@ -1,0 +1,102 @@
+"""``codex``: the JSON lines of ``codex exec --json``.
+
+- ``item.started`` / ``item.updated`` / ``item.completed`` carry an ``item`` (``id``, ``type``); the same id
+  seen again updates the same event. ``agent_message`` (``text``) is a message, and the last completed
+  one is the final response (earlier ones are preambles); ``reasoning`` is a message of role
+  ``reasoning``; ``command_execution`` (``command``, ``aggregated_output``, ``exit_code``, ``status``),
+  ``file_change`` (``changes``), ``mcp_tool_call`` (``server``, ``tool``, ``arguments``, ``result``),
+  ``web_search`` (``query``) and ``collab_tool_call`` are tool calls named by their type (an MCP call as
+  ``mcp:<server>/<tool>``); a failed or declined one, or a command with a non-zero exit code, is an error.
+  ``error`` items are warnings.
+- Codex has no skill event: a command that names ``skills/<name>/SKILL.md`` (``sed -n '1,200p' ...``,
+  ``cat``, ``Get-Content``) is the skill's invocation, detected as a read of ``SKILL.md``.
+- ``turn.completed`` ``usage`` is summed over turns: ``input_tokens`` includes the cached ones
+  (``cached_input_tokens``, counted as cache reads) and any ``cache_write_input_tokens``; reasoning tokens
+  are part of ``output_tokens``. Codex reports no cost.
+- ``turn.failed`` (``error.message``) and ``error`` (``message``) are the agent reporting a failure.
+
+Builds of late 2025 said ``item_type`` for ``type`` and ``assistant_message`` for ``agent_message``: both
+are read. Lines that are not JSON (a wrapper merging stderr into stdout) are skipped as warnings.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...formats.workspace import UsageEvent
+from ..output import ParseContext, ParsedOutput, RawOutput
+from .common import READ_OF_SKILL_MD, JsonLinesParser, as_int, obj, skill_read
+
+__all__ = ["CodexParser"]
+
+TOOL_ITEMS = ("command_execution", "file_change", "mcp_tool_call", "web_search", "collab_tool_call")
+
+
+class CodexParser(JsonLinesParser):
+    name = "codex"
+
+    def __init__(self, context: ParseContext) -> None:
+        super().__init__(context)
+        self.response: str | None = None
+        self.errors: list[str] = []
+        self.skill_seen: set[str] = set()  # item ids already recognised as a skill read
+
+    def event(self, data: dict[str, Any]) -> None:
+        kind = data["type"]
+        if kind.startswith("item.") and isinstance(data.get("item"), dict):
+            self._item(data["item"], completed=kind == "item.completed")
+        elif kind == "turn.completed":
+            usage = obj(data.get("usage"))
+            total_in, cached = as_int(usage.get("input_tokens")), as_int(usage.get("cached_input_tokens"))
+            written = as_int(usage.get("cache_write_input_tokens"))
+            self.t.add_usage(UsageEvent(input_tokens=max(total_in - cached - written, 0),
+                                        output_tokens=as_int(usage.get("output_tokens")),
+                                        cache_read_tokens=cached, cache_write_tokens=written))
+        elif kind == "turn.failed":
+            error = data.get("error")
+            self.errors.append(str(error.get("message") if isinstance(error, dict) else error))
+        elif kind == "error":
+            self.errors.append(str(data.get("message")))
+
+    def _item(self, item: dict[str, Any], completed: bool) -> None:
+        item_id = item.get("id") if isinstance(item.get("id"), str) else None
+        kind = item.get("type") or item.get("item_type")
+        if kind in ("agent_message", "assistant_message"):
+            if completed and isinstance(item.get("text"), str):
+                self.t.message(item["text"])
+                if item["text"].strip():
+                    self.response = item["text"]
+        elif kind == "reasoning":
+            if completed and isinstance(item.get("text"), str):
+                self.t.message(item["text"], "reasoning")
+        elif kind in TOOL_ITEMS:
+            self._tool(item_id, kind, item)
+        elif kind == "error" and completed:
+            self.note(f"codex reported: {item.get('message')}")
+
+    def _tool(self, item_id: str | None, kind: str, item: dict[str, Any]) -> None:
+        status = item.get("status")
+        tool_input: Any
+        if kind == "command_execution":
+            name, tool_input, result = kind, {"command": item.get("command")}, item.get("aggregated_output")
+        elif kind == "mcp_tool_call":
+            name = f"mcp:{item.get('server')}/{item.get('tool')}"
+            tool_input, result = item.get("arguments"), item.get("result") or item.get("error")
+        else:
+            name = kind
+            tool_input = {key: value for key, value in item.items() if key not in ("id", "type", "item_type", "status")}
+            result = None
+        exit_code = item.get("exit_code")
+        is_error = status in ("failed", "declined") or (isinstance(exit_code, int) and exit_code != 0)
+        self.t.call(item_id, name, tool_input, **({"result": result} if result not in (None, "") else {}),
+                    is_error=is_error)
+        skill = skill_read(item.get("command")) if kind == "command_execution" else None
+        if skill and item_id not in self.skill_seen:
+            if item_id is not None:
+                self.skill_seen.add(item_id)
+            self.t.skill(skill, READ_OF_SKILL_MD, item_id)
+
+    def finish(self, raw: RawOutput) -> ParsedOutput:
+        error = "codex reported: " + "; ".join(self.errors) if self.errors else None
+        return ParsedOutput(transcript=self.t.events, response=self.response, usage=self.t.total_usage(),
+                            error=error)

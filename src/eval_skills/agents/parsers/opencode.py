@@ -1,0 +1,89 @@
+"""``opencode``: the JSON lines of ``opencode run --format json``.
+
+Each line is ``{type, timestamp, sessionID, part}``:
+
+- ``step_start`` begins a step; ``text`` (``part.text``) is a message; ``reasoning`` a message of role
+  ``reasoning``. The final response is the text of the last step that has any (its ``text`` parts joined).
+- ``tool_use``: a finished tool call (``part.tool``, ``part.callID``, ``part.state`` with ``status``
+  ``completed`` or ``error``, ``input``, ``output``, ``error``). The native ``skill`` tool
+  (``state.input.name``) is a skill invocation unless it failed; a ``read`` of ``skills/<name>/SKILL.md``
+  is one too.
+- ``step_finish``: ``part.tokens`` (``input`` without cache reads, ``output``, ``reasoning``, counted as
+  output, ``cache.read``, ``cache.write``) and ``part.cost``, summed over steps. Its ``total`` is not
+  used: builds disagree on whether it counts cache reads, so the total is the sum of the counts.
+- ``error`` (``error.data.message`` or ``error.name``) is the agent reporting a failure; ``done`` lists the
+  permission requests it rejected (``rejected``), kept as a warning.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...formats.workspace import UsageEvent
+from ..output import ParseContext, ParsedOutput, RawOutput
+from .common import READ_OF_SKILL_MD, JsonLinesParser, as_cost, as_int, obj, skill_read
+
+__all__ = ["OpenCodeParser"]
+
+SKILL_TOOL = "skill tool"
+
+
+class OpenCodeParser(JsonLinesParser):
+    name = "opencode"
+
+    def __init__(self, context: ParseContext) -> None:
+        super().__init__(context)
+        self.step_texts: list[str] = []  # text parts of the current step
+        self.response: str | None = None  # the text of the last step that had any
+        self.errors: list[str] = []
+
+    def event(self, data: dict[str, Any]) -> None:
+        kind = data["type"]
+        part = obj(data.get("part"))
+        if kind == "step_start":
+            self.step_texts = []
+        elif kind == "text" and isinstance(part.get("text"), str):
+            self.t.message(part["text"])
+            if part["text"].strip():
+                self.step_texts.append(part["text"])
+                self.response = "\n".join(self.step_texts)
+        elif kind == "reasoning" and isinstance(part.get("text"), str):
+            self.t.message(part["text"], "reasoning")
+        elif kind == "tool_use":
+            self._tool(part)
+        elif kind == "step_finish":
+            self._usage(part)
+        elif kind == "error":
+            error = obj(data.get("error"))
+            details = obj(error.get("data"))
+            self.errors.append(str(details.get("message") or error.get("name") or "an error"))
+        elif kind == "done" and isinstance(data.get("rejected"), list) and data["rejected"]:
+            self.note(f"opencode rejected {len(data['rejected'])} permission requests (run it with --auto to allow)")
+
+    def _tool(self, part: dict[str, Any]) -> None:
+        state = obj(part.get("state"))
+        call_id = part.get("callID") if isinstance(part.get("callID"), str) else None
+        tool = str(part.get("tool") or "?")
+        tool_input = state.get("input")
+        failed = state.get("status") == "error"
+        result = state.get("error") if failed else state.get("output")
+        self.t.call(call_id, tool, tool_input, result=result, is_error=failed)
+        args = obj(tool_input)
+        if tool == "skill" and not failed and isinstance(args.get("name"), str) and args["name"].strip():
+            self.t.skill(args["name"].strip(), SKILL_TOOL, call_id)
+        elif tool == "read" and (skill := skill_read(args.get("filePath") or args.get("file_path"))):
+            self.t.skill(skill, READ_OF_SKILL_MD, call_id)
+
+    def _usage(self, part: dict[str, Any]) -> None:
+        tokens = obj(part.get("tokens"))
+        cache = obj(tokens.get("cache"))
+        self.t.add_usage(UsageEvent(
+            input_tokens=as_int(tokens.get("input")),
+            output_tokens=as_int(tokens.get("output")) + as_int(tokens.get("reasoning")),
+            cache_read_tokens=as_int(cache.get("read")), cache_write_tokens=as_int(cache.get("write")),
+            cost_usd=as_cost(part.get("cost"))))
+
+    def finish(self, raw: RawOutput) -> ParsedOutput:
+        error = "opencode reported: " + "; ".join(self.errors) if self.errors else None
+        return ParsedOutput(transcript=self.t.events, response=self.response, usage=self.t.total_usage(),
+                            error=error)

@@ -1,0 +1,67 @@
+"""What the agent CLI presets (``claude``, ``codex``, ``opencode``) share: a program found on ``PATH`` (or
+given as ``bin``), the prompt written to its stdin, a fixed command line plus the user's extra arguments,
+and the output parser of the same name.
+
+Extra arguments come last, and a preset leaves out its own default for a setting the user gives
+(``--permission-mode`` for Claude Code, ``--sandbox`` for Codex), so the user's choice wins.
+"""
+
+from __future__ import annotations
+
+import shlex
+from abc import abstractmethod
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from ..errors import InputError, SkillCrashed
+from ..procs import resolve_argv
+from .base import AgentRequest
+from .output import OutputParser, ParseContext, create_parser
+from .process import Launch, ProcessAgent
+
+__all__ = ["CliAgent"]
+
+
+class CliAgent(ProcessAgent):
+    """An agent CLI run non-interactively. Subclasses set :attr:`name` (also the parser's name and the
+    default program), :attr:`skills_subdir`, and build the arguments."""
+
+    program: str = ""  # the program looked up on PATH when no bin is given
+    last_args: tuple[str, ...] = ()  # after the extra arguments
+
+    def __init__(self, *, bin: str | None = None, model: str | None = None, max_turns: int | None = None,
+                 extra_args: str | Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> None:
+        super().__init__(env=env)
+        self.bin = bin or self.program or self.name
+        self.model = model
+        if max_turns is not None and max_turns < 1:
+            raise InputError(f"max turns must be at least 1, not {max_turns}", field="max turns")
+        self.max_turns = max_turns
+        try:
+            self.extra_args = shlex.split(extra_args) if isinstance(extra_args, str) else list(extra_args or ())
+        except ValueError as exc:
+            raise InputError(f"cannot split the extra agent arguments: {exc}", field="agent args") from None
+
+    def check(self) -> None:
+        try:
+            resolve_argv([self.bin], cwd=Path.cwd(), env=self.child_env())
+        except SkillCrashed as exc:
+            raise InputError(str(exc), field="agent", hint=f"install {self.program or self.name} or give its path "
+                                                           "with --agent-bin") from None
+
+    def given(self, *flags: str) -> bool:
+        """Whether the extra arguments set one of ``flags`` (as ``--flag value`` or ``--flag=value``)."""
+        return any(arg == flag or arg.startswith(flag + "=") for arg in self.extra_args for flag in flags)
+
+    @abstractmethod
+    def arguments(self, model: str | None, max_turns: int | None, workspace: Path) -> list[str]:
+        """The arguments after the program, before the extra ones."""
+
+    def launch(self, request: AgentRequest, workspace: Path, prompt_file: Path) -> Launch:
+        max_turns = request.max_turns if request.max_turns is not None else self.max_turns
+        argv = [self.bin, *self.arguments(request.model or self.model, max_turns, workspace), *self.extra_args,
+                *self.last_args]
+        return Launch(argv, stdin=request.prompt.encode("utf-8"))
+
+    def output_parser(self, context: ParseContext) -> OutputParser:
+        return create_parser(self.name, context)

@@ -1,0 +1,73 @@
+"""Hosted and local model APIs: the clients of the official ``openai`` and ``anthropic`` SDKs (imported only
+when used), the key lookup, and the quick check that an endpoint answers before anything runs.
+
+Shared by the ``openai`` agent and the ``openai`` and ``anthropic`` judges. The SDKs retry 429 and 5xx
+replies with exponential backoff (honouring ``retry-after``) and apply the timeouts given here.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from .errors import InputError
+
+__all__ = ["CHECK_TIMEOUT", "check_endpoint", "find_key", "make_client"]
+
+CHECK_TIMEOUT = 5.0  # seconds the reachability check waits
+NO_KEY = "no-key"  # sent to servers that need none (the SDKs refuse an empty key)
+
+
+def find_key(variables: tuple[str, ...], env: Mapping[str, str] | None = None) -> tuple[str | None, str | None]:
+    """The first of ``variables`` set (non-empty) in ``env`` (default: the environment): (value, its name)."""
+    env = os.environ if env is None else env
+    for name in variables:
+        if env.get(name):
+            return env[name], name
+    return None, None
+
+
+def make_client(provider: str, *, key: str | None, base_url: str | None, timeout: float, max_retries: int,
+                sync: bool = False) -> Any:
+    """An ``openai`` or ``anthropic`` SDK client (async unless ``sync``)."""
+    if provider == "anthropic":
+        import anthropic
+
+        cls: Any = anthropic.Anthropic if sync else anthropic.AsyncAnthropic
+    else:
+        import openai
+
+        cls = openai.OpenAI if sync else openai.AsyncOpenAI
+    return cls(api_key=key or NO_KEY, base_url=base_url or None, timeout=timeout, max_retries=max_retries)
+
+
+def check_endpoint(provider: str, *, key: str | None, base_url: str | None, what: str, field: str,
+                   key_name: str | None, timeout: float = CHECK_TIMEOUT) -> None:
+    """InputError unless the endpoint answers a quick request (listing its models) without refusing the key.
+
+    A server that answers with another error (a 404 from one without a model list, a 5xx) is reachable."""
+    where = base_url or ("the Anthropic API" if provider == "anthropic" else "the OpenAI API")
+    client = make_client(provider, key=key, base_url=base_url, timeout=timeout, max_retries=0, sync=True)
+    sdk: Any
+    if provider == "anthropic":
+        import anthropic as sdk
+    else:
+        import openai as sdk
+    try:
+        if provider == "anthropic":
+            client.models.list(limit=1)
+        else:
+            client.models.list()
+    except (sdk.AuthenticationError, sdk.PermissionDeniedError) as exc:
+        source = f"the key in {key_name}" if key_name else "the request without a key"
+        raise InputError(f"{what}: {where} refused {source} ({exc.status_code})", field=field,
+                         hint="check the key") from None
+    except sdk.APIConnectionError as exc:  # includes timeouts
+        cause = exc.__cause__ or exc
+        raise InputError(f"{what}: cannot reach {where} ({type(cause).__name__}: {cause})", field=field,
+                         hint="check the URL and that the server is running") from None
+    except sdk.APIStatusError:
+        pass  # it answered
+    finally:
+        client.close()

@@ -1,0 +1,64 @@
+"""The judges' prompt files: each version pinned to its text, and what the rendering does with long input."""
+
+from __future__ import annotations
+
+import hashlib
+from importlib import resources
+
+import pytest
+
+from eval_skills.formats.workspace import MessageEvent, ToolCallEvent
+from eval_skills.judges import ArmOutput, CompareRequest, GradeRequest, ScoreRequest
+from eval_skills.judges.prompts import FIELD_LIMIT, MAX_FILES, TRANSCRIPT_LIMIT, load_prompt, render, verdict_schema
+
+# A prompt's text decides verdicts, and verdicts are cached by prompt version: a change of text needs a new
+# version (edit the file's "version:" line, then this table).
+PINNED = {
+    "grade": ("grade-1", "439541394dbd75ea54e38120947e04e6194ed4bfd85b43c3b2f494d3c462af38"),
+    "compare": ("compare-1", "a81551185360a08976d32c887ccf71c7e7a82da2da022f67d7631860e3a7989e"),
+    "score": ("score-1", "f1a61a4cd0537ac13efcaa41940508426d78b265d50728f6bc655e0920b06769"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(PINNED))
+def test_each_prompt_version_is_pinned_to_its_text(kind: str) -> None:
+    data = (resources.files("eval_skills.judges") / "prompts" / f"{kind}.md").read_bytes()
+    version, digest = PINNED[kind]
+    assert load_prompt(kind).version == version
+    assert hashlib.sha256(data).hexdigest() == digest, f"prompts/{kind}.md changed: give it a new version"
+
+
+def test_long_fields_are_cut_and_say_so() -> None:
+    request = GradeRequest(
+        prompt="p", response="r" * (FIELD_LIMIT + 10),
+        outputs={f"f{i:02}.md": "x" for i in range(MAX_FILES + 3)},
+        transcript=[ToolCallEvent(name="Bash", input={"command": "ls " + "y" * 1000}, result="z" * 1000)] * 200
+                   + [MessageEvent(text="never shown")],
+        assertions=["a"])
+    _, user = render(request)
+    assert "r" * FIELD_LIMIT + "\n[... 10 more characters cut]" in user
+    assert user.count("<file path=") == MAX_FILES + 1 and "[3 more files not shown]" in user
+    transcript = user.split("<transcript>\n")[1].split("\n</transcript>")[0]
+    assert len(transcript) <= TRANSCRIPT_LIMIT + 100 and "more events cut]" in transcript
+    assert "never shown" not in transcript
+    assert "[tool Bash] " in transcript and "..." in transcript.splitlines()[0]
+
+
+def test_sections_appear_only_when_given() -> None:
+    _, bare = render(GradeRequest(prompt="p", response="r", assertions=["a"]))
+    assert "<expected_output>" not in bare and "<file" not in bare and "<transcript>" not in bare
+    _, score = render(ScoreRequest(rubric="be right", output="yes"))
+    assert score == "<rubric>\nbe right\n</rubric>\n<output>\nyes\n</output>"
+    system, compare = render(CompareRequest(prompt="p", expected_output="e", A=ArmOutput(response="1"),
+                                            B=ArmOutput(response="2")), problem="not JSON")
+    assert system.startswith("You compare two outputs")
+    assert compare.index('<output name="A">') < compare.index('<output name="B">')
+    assert compare.endswith("Your previous reply could not be used: not JSON. Reply with the JSON object only, "
+                            "exactly as described.")
+
+
+def test_verdict_schemas_are_strict() -> None:
+    for kind in ("grade", "compare", "score"):
+        schema = verdict_schema(kind)
+        assert schema["additionalProperties"] is False and schema["required"] == list(schema["properties"])
+    assert verdict_schema("compare")["properties"]["winner"]["enum"] == ["A", "B", "TIE"]
