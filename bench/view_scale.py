@@ -29,14 +29,8 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from review_data import make_workspace  # noqa: E402
 
-from eval_skills.formats.workspace import (  # noqa: E402
-    FinalEvent,
-    RoutingOverall,
-    RoutingQueryResult,
-    RoutingResults,
-    RoutingRunRecord,
-    ToolCallEvent,
-)
+from eval_skills.formats.routing_results import RoutingOverall, RoutingQueryResult, RoutingResults, RoutingRunRecord
+from eval_skills.formats.workspace import FinalEvent, ToolCallEvent
 
 
 def make_big_routing(workspace: Path, queries: int, runs: int, events: int) -> None:

@@ -16,6 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from eval_skills.formats.routing_results import (
+    RoutingMetrics,
+    RoutingOverall,
+    RoutingQueryResult,
+    RoutingResults,
+    RoutingRunRecord,
+)
 from eval_skills.formats.workspace import (
     ABSummary,
     ArmSummary,
@@ -34,11 +41,6 @@ from eval_skills.formats.workspace import (
     NonDiscriminating,
     PassAtK,
     Review,
-    RoutingMetrics,
-    RoutingOverall,
-    RoutingQueryResult,
-    RoutingResults,
-    RoutingRunRecord,
     RunResult,
     SkillEvent,
     Stat,

@@ -13,7 +13,7 @@ import pytest
 from fakes import fake_agent
 
 from eval_skills.errors import InputError
-from eval_skills.formats.workspace import RoutingResults
+from eval_skills.formats.routing_results import RoutingResults
 from eval_skills.routing import RunSettings, load_plan, run_routing
 from eval_skills.store import Store
 from eval_skills.store.routing import get_routing_runs, list_routing_tests

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from ..formats.workspace import (
+from ..formats.routing_results import (
     RoutingMetrics,
     RoutingOverall,
     RoutingQueryResult,

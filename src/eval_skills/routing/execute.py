@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agents import Agent, AgentRequest, AgentResult, AgentStatus
-from ..formats.workspace import routing_run_dir
+from ..formats.routing_results import routing_run_dir
 from .plan import RoutingPlan, RunItem
 
 __all__ = ["RunOutcome", "RunSettings", "decide", "execute_runs", "remove_workspace", "run_one"]

@@ -6,7 +6,7 @@ become spaces and ``<``, ``>``, ``&`` are entities, so a Markdown renderer shows
 
 from __future__ import annotations
 
-from ..formats.workspace import RoutingMetrics, RoutingQueryResult, RoutingResults
+from ..formats.routing_results import RoutingMetrics, RoutingQueryResult, RoutingResults
 
 __all__ = ["fmt_rate", "render_markdown"]
 

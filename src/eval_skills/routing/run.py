@@ -22,7 +22,8 @@ from .._atomic import write_atomic
 from .._version import __version__
 from ..agents import Agent
 from ..errors import InputError
-from ..formats.workspace import RoutingResults, next_number, routing_dir
+from ..formats.routing_results import RoutingResults, routing_dir
+from ..formats.workspace import next_number
 from .aggregate import build_results
 from .execute import RunOutcome, RunSettings, execute_runs
 from .plan import RoutingPlan, check_workspace

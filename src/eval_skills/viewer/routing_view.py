@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..formats.workspace import RoutingQueryResult, RoutingResults, RoutingRunRecord, routing_run_dir
+from ..formats.routing_results import RoutingQueryResult, RoutingResults, RoutingRunRecord, routing_run_dir
 from .render import templates
 
 if TYPE_CHECKING:
