@@ -68,7 +68,7 @@ def strategy_from(path: Path | None, min_completion: float | None, top_k: int | 
     if min_completion is not None:
         strategy.filters.minCompletionRate = min_completion
     if top_k is not None:
-        strategy.topK = top_k
+        strategy.topK = top_k or None  # 0: no limit
     return strategy
 
 
@@ -101,7 +101,8 @@ def print_selection(selection: Any) -> None:
               help="Strategy YAML/JSON file (filters, sortBy, order, topK) [default: rank by compositeScore].")
 @click.option("--min-completion", type=click.FloatRange(0, 1), default=None,
               help="Override the strategy's minCompletionRate filter.")
-@click.option("--top-k", type=click.IntRange(min=1), default=None, help="Keep only the best K [default: all].")
+@click.option("--top-k", type=click.IntRange(min=0), default=None,
+              help="Keep only the best K (0: all) [default: all].")
 @click.option("--output", type=click.Path(path_type=Path), default=None,
               help="Write the selection JSON to this file [default: stdout].")
 @click.option("--store", type=click.Path(path_type=Path), default=None,
