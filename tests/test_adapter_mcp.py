@@ -180,7 +180,8 @@ def test_preflight_refuses_a_missing_tool_and_a_server_that_does_not_start(tmp_p
     with pytest.raises(InputError) as info:
         asyncio.run(dry_run_notes(plan, {"missing": create_adapter(load_skill(missing))}))
     assert info.value.file == str(missing.resolve() / "skill.json") and info.value.field == "$.metadata.toolName"
-    assert "has no tool 'ech' (its tools: echo, add, shout, counted, act, as_json_text, environment)" in info.value.problem
+    assert ("has no tool 'ech' (its tools: echo, add, shout, counted, act, as_json_text, environment)"
+            in info.value.problem)
 
     with pytest.raises(InputError) as info:
         asyncio.run(dry_run_notes(plan, {"broken": create_adapter(load_skill(broken))}))
