@@ -222,3 +222,11 @@ def test_llm_judge_tasks_of_the_original_reach_the_judge_with_their_prompt_and_d
     assert requests["Is the answer correct and concise?"]["task"] is None
     (report,) = only_report(tmp_path / "r")
     assert {r["status"] for r in report["taskResults"]} == {"pass"}  # 0.7 >= 0.5, the original's threshold
+
+
+def test_report_convert_prints_on_stdout_with_output_dash(tmp_path):
+    report = original_report(tmp_path, "coding-easy")
+    out = cli("report", "convert", "--input", report, "--format", "markdown", "--output", "-", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("# eval-skills Report") and "4 tasks, 1 run(s): 2 passed" in out.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["eval-result-original.json"]
