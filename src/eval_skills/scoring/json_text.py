@@ -43,6 +43,26 @@ def js_number(value: float) -> str:
     return ("-" if sign else "") + body
 
 
+class _Tiny(Exception):  # noqa: N818 - a signal, not an error: a float Python writes unlike JavaScript
+    pass
+
+
+def _integral_floats(value: Any) -> Any:
+    """``value`` with every integral float an int (``25.0`` -> ``25``), which JSON then writes as JavaScript
+    does; _Tiny for a float below 1e-4, the only others Python writes otherwise (``1e-05``, ``1.5e-07``)."""
+    if type(value) is float:
+        if value.is_integer() and abs(value) < 1e21:
+            return int(value)
+        if abs(value) < 1e-4:
+            raise _Tiny
+        return value
+    if isinstance(value, dict):
+        return {k: _integral_floats(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_integral_floats(v) for v in value]
+    return value
+
+
 def _js_json(value: Any) -> str:
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
@@ -64,6 +84,9 @@ def as_text(value: Any) -> str:
     if isinstance(value, float):
         return js_number(value)
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    if isinstance(value, dict | list) and _FLOAT_LIKE.search(text):
-        return _js_json(value)
+    if isinstance(value, dict | list | tuple) and _FLOAT_LIKE.search(text):
+        try:
+            return json.dumps(_integral_floats(value), ensure_ascii=False, separators=(",", ":"))
+        except _Tiny:
+            return _js_json(value)
     return text
