@@ -230,3 +230,17 @@ def test_report_convert_prints_on_stdout_with_output_dash(tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("# eval-skills Report") and "4 tasks, 1 run(s): 2 passed" in out.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["eval-result-original.json"]
+
+
+def test_select_takes_the_skills_the_originals_select_wrote(tmp_path):
+    """The original's ``select --output`` writes the selected skills' skill.json objects, each with the
+    ``rootPath`` of its folder."""
+    init_project(tmp_path)
+    folders = [create_skill(tmp_path / "skills", name, "python_script") for name in ("one", "two")]
+    written = [{**json.loads((f / "skill.json").read_text()), "rootPath": str(f)} for f in folders]
+    (tmp_path / "selected.json").write_text(json.dumps(written, indent=2))
+    reports = [{**json.loads((ORIGINAL / "report.json").read_text())[0], "skillId": name} for name in ("one", "two")]
+    (tmp_path / "reports.json").write_text(json.dumps(reports))
+    out = cli("select", "--from", "selected.json", "--reports", "reports.json", "--json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert [s["path"] for s in json.loads(out.stdout)["selected"]] == [str(f / "skill.json") for f in folders]

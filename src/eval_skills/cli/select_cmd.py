@@ -18,8 +18,10 @@ log = logging.getLogger("eval_skills.select")
 
 def load_candidates(source: Path) -> list[Any]:
     """Candidate skills from a folder (every skill.json below it) or a JSON file listing skill paths:
-    ``["a/skill.json", ...]``, ``[{"path": ...}, ...]`` (the output of ``find --json``), or an object with a
-    ``selected`` or ``skills`` list (the output of ``select``). Relative paths are from the file's folder."""
+    ``["a/skill.json", ...]``, ``[{"path": ...}, ...]`` (the output of ``find --json``), an object with a
+    ``selected`` or ``skills`` list (the output of ``select``), or skill objects with the ``rootPath`` of
+    their folder (what the original eval-skills' ``select --output`` writes). Relative paths are from the
+    file's folder."""
     from ..discovery import scan_skills
     from ..formats._load import read_json
     from ..formats.skill import load_skills
@@ -33,13 +35,14 @@ def load_candidates(source: Path) -> list[Any]:
     if isinstance(data, dict):
         data = data.get("selected", data.get("skills"))
     if not isinstance(data, list):
-        raise InputError("expected a folder, or a JSON list of skill paths (or of objects with a path)",
+        raise InputError("expected a folder, or a JSON list of skill paths (or of objects with a path or rootPath)",
                          file=str(source), field="$", hint="check --from")
     paths = []
     for index, item in enumerate(data):
-        raw = item.get("path") if isinstance(item, dict) else item
+        raw = item.get("path", item.get("rootPath")) if isinstance(item, dict) else item
         if not isinstance(raw, str):
-            raise InputError("expected a skill path", file=str(source), field=f"$[{index}]")
+            raise InputError("expected a skill path (or an object with a path or rootPath)", file=str(source),
+                             field=f"$[{index}]")
         paths.append(source.parent / raw)
     return load_skills(paths)
 
