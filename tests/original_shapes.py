@@ -120,3 +120,41 @@ def init_project(folder: Path) -> Path:
     for sub in ("skills", "benchmarks", "reports"):
         (folder / sub).mkdir(parents=True, exist_ok=True)
     return folder
+
+
+def create_from_openapi(folder: Path, name: str, *, server_url: str, path: str = "/weather", method: str = "get",
+                        api_version: str = "v1", operation_id: str = "getWeather") -> Path:
+    """The skill folder ``create --name <name> --from-openapi spec.yaml`` writes for a spec whose first path
+    is ``path`` with the operation ``method``, served at ``server_url`` (``info.version`` is copied as the
+    skill's version, whatever it is)."""
+    skill_dir = folder / name
+    _write(skill_dir / "skill.json", {
+        "id": re.sub(r"[^a-z0-9_-]", "_", name.lower()),
+        "name": name,
+        "version": api_version,
+        "description": "Get the weather",
+        "tags": ["openapi"],
+        "inputSchema": {"type": "object", "properties": {}, "description": "Input parameters"},
+        "outputSchema": {"type": "object", "properties": {}, "description": "Output response"},
+        "adapterType": "http",
+        "entrypoint": f"{server_url}{path}",
+        "metadata": {"author": "", "license": "MIT",
+                     "openapi": {"specPath": "spec.yaml", "operationId": operation_id, "method": method.upper()}},
+    })
+    _write(skill_dir / "adapter.config.json", {"type": "http", "baseUrl": server_url, "method": method.upper(),
+                                               "timeoutMs": 30000, "headers": {"Content-Type": "application/json"}})
+    _write(skill_dir / "tests" / "basic.eval.json", {
+        "id": f"{name}-openapi-test",
+        "name": f"{name} OpenAPI Test",
+        "version": "1.0.0",
+        "domain": "api",
+        "tasks": [{
+            "id": f"{name}_test_001",
+            "description": f"Test for {operation_id}",
+            "inputData": {},
+            "expectedOutput": {"type": "json_schema", "schema": {"type": "object"}},
+            "evaluator": {"type": "json_schema"},
+            "timeoutMs": 30000,
+        }],
+    })
+    return skill_dir

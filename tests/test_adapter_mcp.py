@@ -113,7 +113,7 @@ def test_one_stdio_session_answers_concurrently_with_outputs_errors_and_timeouts
         return seen
 
     seen = asyncio.run(main())
-    assert seen["notes"][0].startswith("MCP server python3 ") and "has 6 tools: echo, add, shout, counted, act" \
+    assert seen["notes"][0].startswith("MCP server python3 ") and "has 7 tools: echo, add, shout, counted, act" \
         in seen["notes"][0]
     assert seen["notes"][1].startswith("tool 'act' found: Do what `do` says")
     assert seen["notes"][2:] == ["the inputData of 2 of 3 tasks do not fit its input schema:",
@@ -180,7 +180,8 @@ def test_preflight_refuses_a_missing_tool_and_a_server_that_does_not_start(tmp_p
     with pytest.raises(InputError) as info:
         asyncio.run(dry_run_notes(plan, {"missing": create_adapter(load_skill(missing))}))
     assert info.value.file == str(missing.resolve() / "skill.json") and info.value.field == "$.metadata.toolName"
-    assert "has no tool 'ech' (its tools: echo, add, shout, counted, act, environment)" in info.value.problem
+    assert ("has no tool 'ech' (its tools: echo, add, shout, counted, act, as_json_text, environment)"
+            in info.value.problem)
 
     with pytest.raises(InputError) as info:
         asyncio.run(dry_run_notes(plan, {"broken": create_adapter(load_skill(broken))}))
@@ -260,3 +261,56 @@ def test_tool_name_defaults_to_the_skill_id(tmp_path):
 
 if sys.platform == "win32":  # pragma: no cover
     pytestmark = pytest.mark.skip("process groups")
+
+
+def test_the_original_transports_sse_over_http_and_json_in_a_text_block(tmp_path):
+    """The original eval-skills reaches an MCP server over HTTP with the older HTTP+SSE transport only, and
+    reads a tool's text as JSON when it is JSON: a server written for it answers here the same way."""
+    port = free_port()
+    folder = mcp_skill(tmp_path / "over-sse", "as_json_text", url=f"http://127.0.0.1:{port}/sse", config={
+        "start": ["python3", str(SERVER), "--sse", str(port), "--starts", str(tmp_path / "over-sse" / "starts")],
+        "healthPath": "/sse"})
+    adapter = McpAdapter(load_skill(folder))
+    assert adapter.transport == "sse"
+    benchmark = Benchmark.model_validate({"id": "sse", "tasks": [
+        {"id": "unwrapped", "inputData": {"text": "5"}, "expectedOutput": {"type": "exact", "value": "5"}},
+        {"id": "keyword", "inputData": {"text": "Paris"}, "expectedOutput": {"type": "contains",
+                                                                             "keywords": ["result", "Paris"]}}]})
+    results = evaluate_plan(folder, benchmark)
+    assert results["unwrapped"].status == "pass" and results["unwrapped"].output == {"result": "5"}
+    assert results["keyword"].status == "pass"
+    assert starts(folder) == 1
+    # metadata.transport (the original's key) chooses it too; one that does not fit the entrypoint is refused
+    skill = json.loads((folder / "skill.json").read_text())
+    for metadata, transport in (({"transport": "sse"}, "sse"), ({}, "sse")):
+        (folder / "skill.json").write_text(json.dumps({**skill, "metadata": {"toolName": "x", **metadata}}))
+        assert McpAdapter(load_skill(folder)).transport == transport
+    (folder / "skill.json").write_text(json.dumps({**skill, "entrypoint": f"http://127.0.0.1:{port}/mcp"}))
+    assert McpAdapter(load_skill(folder)).transport == "streamable-http"
+    (folder / "skill.json").write_text(json.dumps({**skill, "metadata": {"transport": "stdio"}}))
+    with pytest.raises(InputError, match=r"transport 'stdio' does not fit the entrypoint") as info:
+        McpAdapter(load_skill(folder))
+    assert info.value.field == "$.metadata.transport"
+
+
+def test_a_text_that_is_not_json_stays_text_and_a_placeholder_url_is_named(tmp_path):
+    folder = mcp_skill(tmp_path / "stdio", "shout")
+
+    async def main() -> Any:
+        adapter = create_adapter(load_skill(folder))
+        try:
+            first = (await adapter.invoke({"text": "[1, 2"}, 10)).output
+            return first, (await adapter.invoke({"text": "7"}, 10)).output
+        finally:
+            await adapter.close()
+
+    # shout answers TEXT.upper() + "!": "[1, 2!" is not JSON; "7!" neither
+    assert asyncio.run(main()) == ("[1, 2!", "7!")
+    placeholder = tmp_path / "tool"
+    placeholder.mkdir()
+    (placeholder / "skill.json").write_text(json.dumps({"id": "tool", "name": "tool", "version": "0.1.0",
+                                                        "adapterType": "mcp",
+                                                        "entrypoint": "mcp://localhost:8080/tools/tool"}))
+    with pytest.raises(InputError, match="placeholder the original eval-skills' create writes") as info:
+        create_adapter(load_skill(placeholder))
+    assert info.value.field == "$.entrypoint" and "http(s)://" in (info.value.hint or "")

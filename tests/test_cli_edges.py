@@ -166,7 +166,14 @@ def test_an_imported_benchmark_written_under_another_name_is_run_by_its_path(tmp
     assert dry.returncode == 0 and "benchmark toolbench-lite 1.0.0: 1 tasks" in dry.stdout, dry.stderr
     listed = json.loads(process("benchmarks", "list", "--benchmarks-dir", ".", "--json", cwd=tmp_path).stdout)
     entry = next(b for b in listed if b["source"] == "tb.json")
-    assert entry["id"] == "toolbench-lite" and "--benchmark tb.json" in entry["problem"]
+    # in a benchmarks folder, its id finds it whatever its file name (as the original finds benchmarks)
+    assert entry["id"] == "toolbench-lite" and entry["problem"] is None
+    by_id = process(*words[:-1], "toolbench-lite", "--benchmarks-dir", ".", "--dry-run", cwd=tmp_path)
+    assert by_id.returncode == 0 and "benchmark toolbench-lite 1.0.0: 1 tasks" in by_id.stdout, by_id.stderr
+    (tmp_path / "tb2.json").write_text((tmp_path / "tb.json").read_text())  # two files of that id: give a path
+    listed = json.loads(process("benchmarks", "list", "--benchmarks-dir", ".", "--json", cwd=tmp_path).stdout)
+    entry = next(b for b in listed if b["source"] == "tb2.json")
+    assert "run it with --benchmark tb2.json" in entry["problem"]
     one_line_exit_2(process("benchmarks", "import", cwd=tmp_path), "Missing command")
 
 

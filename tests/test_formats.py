@@ -39,7 +39,7 @@ def test_malformed_skill_json_names_file_and_line(tmp_path):
 
 @pytest.mark.parametrize("field,value,path", [
     ("id", "Bad Id", "$.id"),
-    ("version", "v1.0", "$.version"),
+    ("version", "1.0 beta", "$.version"),
     ("adapterType", "grpc", "$.adapterType"),
     ("tags", "math", "$.tags"),
     ("entrypoint", "   ", "$.entrypoint"),

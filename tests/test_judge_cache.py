@@ -72,7 +72,7 @@ def test_a_model_judge_hit_sends_nothing(tmp_path: Path) -> None:
         api.script(completion(json.dumps({"score": 0.1, "reason": "bad"})))
         third = ask(other_model, request)
     assert (first.verdict.score, second.verdict.score, third.verdict.score) == (0.9, 0.9, 0.1)
-    assert second.cached and second.prompt_version == "score-1" and len(api.chat_requests()) == 2
+    assert second.cached and second.prompt_version == "score-2" and len(api.chat_requests()) == 2
 
 
 def test_paired_runs_use_the_cache_unless_refused(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from eval_skills.judges.prompts import FIELD_LIMIT, MAX_FILES, TRANSCRIPT_LIMIT,
 PINNED = {
     "grade": ("grade-1", "439541394dbd75ea54e38120947e04e6194ed4bfd85b43c3b2f494d3c462af38"),
     "compare": ("compare-1", "a81551185360a08976d32c887ccf71c7e7a82da2da022f67d7631860e3a7989e"),
-    "score": ("score-1", "f1a61a4cd0537ac13efcaa41940508426d78b265d50728f6bc655e0920b06769"),
+    "score": ("score-2", "6b2e4573ab3bbb79f6e390d22dc617b2c9c069a778a0ff1ca37b74c660071499"),
 }
 
 
@@ -49,6 +49,8 @@ def test_sections_appear_only_when_given() -> None:
     assert "<expected_output>" not in bare and "<file" not in bare and "<transcript>" not in bare
     _, score = render(ScoreRequest(rubric="be right", output="yes"))
     assert score == "<rubric>\nbe right\n</rubric>\n<output>\nyes\n</output>"
+    _, tasked = render(ScoreRequest(rubric="be right", task="Name the capital", output="yes"))
+    assert tasked == "<rubric>\nbe right\n</rubric>\n<task>\nName the capital\n</task>\n<output>\nyes\n</output>"
     system, compare = render(CompareRequest(prompt="p", expected_output="e", A=ArmOutput(response="1"),
                                             B=ArmOutput(response="2")), problem="not JSON")
     assert system.startswith("You compare two outputs")

@@ -113,7 +113,6 @@ def test_a_judge_error_is_the_tasks_error_never_a_fail(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("task", "args", "message"), [
-    ({"id": "t", "expectedOutput": {"type": "llm_judge"}}, JUDGE, "llm_judge needs expectedOutput.rubric"),
     ({"id": "t", "evaluator": {"type": "llm_judge", "passThreshold": 2}, "expectedOutput": {"rubric": "r"}}, JUDGE,
      "$[0].evaluator.passThreshold: Input should be less than or equal to 1"),
     ({"id": "t", "evaluator": {"type": "llm_judge", "model": "x"}, "expectedOutput": {"rubric": "r"}}, JUDGE,
@@ -154,7 +153,7 @@ def test_a_model_judge_from_the_config(tmp_path: Path) -> None:
         body = api.chat_requests()[0]
     row = results(tmp_path)["paris"]
     assert (row["status"], row["score"]) == ("pass", 0.8)
-    assert row["reason"] == "names Paris [judge openai/judge-m, prompt score-1]"
+    assert row["reason"] == "names Paris [judge openai/judge-m, prompt score-2]"
     assert body["model"] == "judge-m" and body["temperature"] == 0
     user = body["messages"][1]["content"]
     assert "<rubric>\nNames \"Paris\" as the capital\n</rubric>" in user and "The capital of France is Paris." in user

@@ -131,7 +131,7 @@ def test_anthropic_judge(monkeypatch: pytest.MonkeyPatch) -> None:
         graded = ask(judge, GRADE)
         scored, again = ask(judge, SCORE), ask(judge, SCORE)
     assert graded.ok and [e.passed for e in graded.expectations(GRADE.assertions)] == [True, False]
-    assert (scored.verdict.score, again.verdict.score) == (0.5, 1.0) and scored.prompt_version == "score-1"
+    assert (scored.verdict.score, again.verdict.score) == (0.5, 1.0) and scored.prompt_version == "score-2"
     bodies = api.message_requests()
     assert len(bodies) == 5
     first = bodies[0]

@@ -75,13 +75,14 @@ def test_an_es_module_scorer_scores_each_task_in_one_persistent_worker(tmp_path)
 @needs_node
 def test_verdicts_are_read_as_the_original_reads_them(tmp_path):
     kinds = ["true", "false", "big", "half", "negative", "passed-only", "failed-only", "nan", "string", "throw",
-             "missing"]
+             "missing", "score-only", "score-out"]
     report = run_eval(tmp_path, bench(tmp_path, "verdicts.cjs", [{"kind": k} for k in kinds]))
     got = {r["taskId"]: (r["status"], r["score"]) for r in report["taskResults"]}
     assert [got[f"t{i}"] for i in range(7)] == [("pass", 1), ("fail", 0), ("pass", 1), ("fail", 0.5), ("fail", 0),
                                                 ("pass", 1), ("fail", 0)]
     errors = {r["taskId"]: r["error"] for r in report["taskResults"] if r["status"] == "error"}
-    assert set(errors) == {"t7", "t8", "t9", "t10"}
+    assert set(errors) == {"t7", "t8", "t9", "t10", "t12"}
+    assert got["t11"] == ("fail", 0.8) and "returned score 5" in errors["t12"]
     assert "returned NaN" in errors["t7"] and "returned string" in errors["t8"]
     assert errors["t9"] == "custom scorer verdicts.cjs threw Error: scorer bug" and "returned null" in errors["t10"]
     assert errors["t7"] == ("custom scorer verdicts.cjs returned NaN; expected a boolean, a number or "

@@ -32,9 +32,12 @@ def partial_score(plan: Plan, results: Sequence[TaskResult]) -> float | None:
 
 
 def _evaluator_metadata(plan: Plan) -> dict[str, Any]:
-    """How the numbers were made: the scoring method, the scorers the tasks used, the interval's method."""
+    """How the numbers were made: where the benchmark came from (``built-in`` or a ``file``: built-in ids
+    are also the ids of other tools' benchmarks), the scoring method, the scorers the tasks used, the
+    interval's method."""
     benchmark = plan.benchmark
-    meta: dict[str, Any] = {"scoringMethod": benchmark.scoringMethod}
+    meta: dict[str, Any] = {"benchmarkSource": "file" if benchmark.source is not None else "built-in",
+                            "scoringMethod": benchmark.scoringMethod}
     if benchmark.scoringMethod == "pass_at_k":
         meta["k"] = benchmark.k
     meta["scorers"] = sorted({p.scorer_type for p in plan.tasks})

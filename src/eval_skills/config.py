@@ -158,8 +158,11 @@ def config_layers(explicit: Path | None = None, cwd: Path | None = None) -> list
 
 
 def check_key(dotted: str) -> list[str]:
-    """The parts of a dotted key, or InputError when no setting has that name."""
+    """The parts of a dotted key, or InputError when no setting has that name. ``defaultFormats`` (the
+    original eval-skills' name) is ``format``."""
     parts = dotted.split(".")
+    if parts[0] == "defaultFormats":
+        parts[0] = "format"
     known = ", ".join(Config.model_fields)
     if not all(parts) or parts[0] not in Config.model_fields:
         raise InputError(f"unknown config key {dotted!r}", field=dotted, hint=f"known keys: {known}")

@@ -2,6 +2,7 @@
 
     python mcp_server.py                       # stdio
     python mcp_server.py --http PORT           # streamable HTTP on 127.0.0.1:PORT, path /mcp
+    python mcp_server.py --sse PORT            # the older HTTP+SSE transport: GET /sse, POST /messages/
     --starts FILE   append a line to FILE each time the server starts (to count sessions)
     --fail-start    write to stderr and exit 5 before serving
     --max-starts N  the same once FILE of --starts already lists N starts
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
 from typing import Any, TypedDict
@@ -60,6 +62,12 @@ async def act(do: str, text: str = "", seconds: float = 0.0) -> str:
     return text
 
 
+@server.tool(structured_output=False)
+def as_json_text(text: str) -> str:
+    """Answer ``{"result": text}`` as JSON in a text block, as MCP servers without structured output do."""
+    return json.dumps({"result": text})
+
+
 @server.tool()
 def environment() -> dict[str, Any]:
     return {"cwd": os.getcwd(), "names": sorted(os.environ)}
@@ -81,6 +89,7 @@ def _guard(app: Any, token: str) -> Any:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int)
+    parser.add_argument("--sse", type=int)
     parser.add_argument("--starts")
     parser.add_argument("--fail-start", action="store_true")
     parser.add_argument("--max-starts", type=int)
@@ -95,15 +104,15 @@ def main() -> None:
     if args.fail_start:
         print("cannot open the database: no such file", file=sys.stderr, flush=True)
         sys.exit(5)
-    if args.http is None:
+    if args.http is None and args.sse is None:
         server.run()
         return
     import uvicorn
 
-    app = server.streamable_http_app()
+    app = server.streamable_http_app() if args.sse is None else server.sse_app()
     if args.token:
         app = _guard(app, args.token)
-    uvicorn.run(app, host="127.0.0.1", port=args.http, log_level="warning")
+    uvicorn.run(app, host="127.0.0.1", port=args.http or args.sse, log_level="warning")
 
 
 if __name__ == "__main__":

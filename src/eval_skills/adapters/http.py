@@ -166,6 +166,13 @@ def start_argv(skill: Skill) -> list[str]:
                          hint="check the program's name and that it is executable") from None
 
 
+async def _answers(client: httpx.AsyncClient, url: str, timeout: float) -> None:
+    """Returns once ``url`` answers a GET with a status line (its body is not read: an event stream such as
+    an MCP server's ``/sse`` never ends); httpx.HTTPError when it does not answer."""
+    async with client.stream("GET", url, timeout=timeout):
+        pass
+
+
 async def start_server(skill: Skill, client: httpx.AsyncClient, url: str) -> Child:
     """Run the ``start`` command of ``adapter.config.json`` (in the skill's folder, clean environment, own process
     group) and wait until ``url`` answers with any HTTP response, for up to ``startTimeoutMs``. A server that
@@ -175,7 +182,7 @@ async def start_server(skill: Skill, client: httpx.AsyncClient, url: str) -> Chi
     shown = " ".join(split_command(config.start or ""))
     env = child_env(config)
     try:  # a server already answering there would be mistaken for ours
-        await client.get(url, timeout=1.0)
+        await _answers(client, url, 1.0)
     except httpx.HTTPError:
         pass
     else:
@@ -196,7 +203,7 @@ async def start_server(skill: Skill, client: httpx.AsyncClient, url: str) -> Chi
                 raise SkillTimeout(f"the server of start command {shown!r} did not answer {url} "
                                    f"within {wait_s:g}s")
             try:
-                await client.get(url, timeout=min(1.0, remaining))
+                await _answers(client, url, min(1.0, remaining))
             except httpx.HTTPError:
                 await asyncio.sleep(min(pause, max(deadline - loop.time(), 0)))
                 pause = min(pause * 1.5, 0.25)

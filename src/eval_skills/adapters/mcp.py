@@ -1,12 +1,15 @@
 """The MCP adapter: each task calls one tool of an MCP server, through the official ``mcp`` SDK.
 
-- Transport: streamable HTTP when the ``entrypoint`` is an ``http(s)://`` URL, else stdio: the entrypoint (or
-  ``command`` + ``args`` of ``adapter.config.json``) is started like a subprocess skill (see ``_mcp_stdio``).
+- Transport: streamable HTTP when the ``entrypoint`` is an ``http(s)://`` URL, or the older HTTP+SSE transport
+  (the only HTTP one the original eval-skills speaks) when that URL's path ends in ``/sse`` or
+  ``metadata.transport`` is ``"sse"``; else stdio: the entrypoint (or ``command`` + ``args`` of
+  ``adapter.config.json``) is started like a subprocess skill (see ``_mcp_stdio``).
   An HTTP server may be started by the harness with ``start`` (as for HTTP skills); ``headers`` and
   ``authType`` / ``authTokenEnvKey`` are sent with every request, the token never shown.
 - The tool is ``metadata.toolName`` of ``skill.json``, else the skill's id. A task's ``inputData`` is its
   arguments. The output is the result's structured content when it has one, else its text (the text blocks
-  joined by newlines; without text, the content blocks as JSON). A result with ``isError`` is the task's
+  joined by newlines), read as JSON when it is JSON (as the original eval-skills reads it); without text,
+  the content blocks as JSON. A result with ``isError`` is the task's
   error with the tool's message, not retried, like a JSON-RPC error of a subprocess skill.
 - One session per skill for the whole evaluation; the runner's concurrent calls share it. A call that times
   out is cancelled on the server (status ``timeout``); the session goes on.
@@ -31,6 +34,7 @@ from urllib.parse import urlsplit
 import httpx
 import mcp_types
 from mcp import Client
+from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
@@ -39,6 +43,7 @@ from pydantic import ValidationError
 from .._version import __version__
 from ..errors import InputError, SkillCrashed, SkillError, SkillProtocolError, SkillRpcError, SkillTimeout
 from ..formats.skill import ADAPTER_CONFIG_FILE, Skill
+from ..formats.untrusted import NotJSON, loads_untrusted
 from ..results import Invocation
 from ._mcp_stdio import StdioServer
 from ._process import Child, child_env, describe_exit, parse_usage, resolve_argv
@@ -51,6 +56,8 @@ __all__ = ["McpAdapter", "result_output", "tool_name"]
 logging.getLogger("mcp").addHandler(logging.NullHandler())  # failures reach the user as task errors instead
 
 TOOL_FIELD = "$.metadata.toolName"
+TRANSPORT_FIELD = "$.metadata.transport"
+TRANSPORTS = ("stdio", "sse", "streamable-http")
 MAX_TOOL_PAGES = 100
 IN_FLIGHT = " while the call was in flight"
 
@@ -61,6 +68,26 @@ def tool_name(skill: Skill) -> str:
         raise InputError("toolName must be the name of one of the server's tools", file=str(skill.path),
                          field=TOOL_FIELD)
     return name
+
+
+def transport_of(skill: Skill) -> str:
+    """``stdio``, ``streamable-http`` or ``sse``: ``metadata.transport`` when given (the original's key), else
+    ``sse`` for a URL whose path ends in ``/sse``, ``streamable-http`` for another URL, ``stdio`` otherwise."""
+    entrypoint = skill.manifest.entrypoint.strip()
+    parts = urlsplit(entrypoint)
+    if parts.scheme == "mcp":
+        raise InputError(f"{entrypoint!r} is the placeholder the original eval-skills' create writes, not a way to "
+                         "reach a server", file=str(skill.path), field="$.entrypoint",
+                         hint="give the server's command (stdio) or its http(s):// URL")
+    is_url = parts.scheme in ("http", "https")
+    given = skill.manifest.metadata.get("transport") if isinstance(skill.manifest.metadata, dict) else None
+    if given is None:
+        return ("sse" if parts.path.rstrip("/").endswith("/sse") else "streamable-http") if is_url else "stdio"
+    if given not in TRANSPORTS or (given == "stdio") == is_url:
+        want = "sse or streamable-http, for a URL" if is_url else "stdio, for a command"
+        raise InputError(f"transport {given!r} does not fit the entrypoint", file=str(skill.path),
+                         field=TRANSPORT_FIELD, hint=f"use {want}, or leave it out")
+    return str(given)
 
 
 def _leaf(exc: BaseException) -> BaseException:
@@ -82,12 +109,17 @@ def _texts(result: mcp_types.CallToolResult) -> list[str]:
 
 
 def result_output(result: mcp_types.CallToolResult) -> Any:
-    """The output of a tool result: structured content, else the text, else the content blocks as JSON."""
+    """The output of a tool result: structured content, else the text (read as JSON when it is JSON), else
+    the content blocks as JSON."""
     if result.structured_content is not None:
         return result.structured_content
     texts = _texts(result)
     if texts:
-        return "\n".join(texts)
+        text = "\n".join(texts)
+        try:
+            return loads_untrusted(text)
+        except NotJSON:
+            return text
     return [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content]
 
 
@@ -117,6 +149,10 @@ class _Session:
             return
         url, headers = self.adapter.url, self.adapter.headers
         assert url is not None
+        if self.adapter.transport == "sse":
+            async with Client(sse_client(url, headers=headers), cache=None, client_info=info) as client:
+                yield client
+            return
         async with create_mcp_http_client(headers=headers) as http, \
                 Client(streamable_http_client(url, http_client=http), cache=None, client_info=info) as client:
             yield client
@@ -217,7 +253,8 @@ class McpAdapter(Adapter):
         self.stop_grace = stop_grace
         entrypoint = skill.manifest.entrypoint.strip()
         config_file = str(skill.root / ADAPTER_CONFIG_FILE)
-        self.url: str | None = entrypoint if urlsplit(entrypoint).scheme in ("http", "https") else None
+        self.transport = transport_of(skill)
+        self.url: str | None = entrypoint if self.transport != "stdio" else None
         self.headers: dict[str, str] = {}
         self._token: str | None = None
         self.command: list[str] = []

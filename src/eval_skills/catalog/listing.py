@@ -11,7 +11,14 @@ from typing import Any
 from .._atomic import write_atomic
 from ..errors import InputError
 from ..formats._load import validate
-from ..formats.benchmark import Benchmark, builtin_benchmark_ids, load_benchmark_file, resolve_benchmark
+from ..formats.benchmark import (
+    Benchmark,
+    benchmark_files,
+    builtin_benchmark_ids,
+    find_benchmark_file,
+    load_benchmark_file,
+    resolve_benchmark,
+)
 
 __all__ = ["PLACEHOLDERS", "BenchmarkInfo", "list_benchmarks", "write_benchmark"]
 
@@ -43,21 +50,25 @@ def _info(benchmark: Benchmark, source: str) -> BenchmarkInfo:
 
 
 def list_benchmarks(folders: Sequence[Path] = ()) -> list[BenchmarkInfo]:
-    """Built-ins first, then each folder's ``<id>.json`` and ``<id>/benchmark.json`` files (a file that does
-    not load is listed with its problem, and one whose id is not its file name, which ``--benchmark ID`` cannot
-    find, says to give its path), then the placeholders not yet imported."""
+    """Built-ins first, then each folder's ``<name>.json``, ``<name>/benchmark.json`` and
+    ``definitions/<name>.json`` files (a file that does not load is listed with its problem, and one that
+    ``--benchmark ID`` would not find, because another file there has its name or its id, says to give its
+    path), then the placeholders not yet imported."""
     out = [_info(resolve_benchmark(ref), "built-in") for ref in builtin_benchmark_ids()]
     for folder in folders:
-        files = sorted([*Path(folder).glob("*.json"), *Path(folder).glob("*/benchmark.json")])
-        for path in files:
+        for path in benchmark_files(Path(folder)):
             name = path.stem if path.name != "benchmark.json" else path.parent.name
             try:
                 info = _info(load_benchmark_file(path), str(path))
             except InputError as exc:
                 out.append(BenchmarkInfo(name, str(path), problem=exc.line()))
                 continue
-            if info.id != name:
-                info.problem = f"its id is not its file name: run it with --benchmark {path}"
+            try:
+                found = find_benchmark_file(Path(folder), info.id)
+            except InputError:
+                found = None
+            if found is None or found.resolve() != path.resolve():
+                info.problem = f"--benchmark {info.id} finds another file: run it with --benchmark {path}"
             out.append(info)
     known = {info.id for info in out if info.problem is None}
     for ref, how in PLACEHOLDERS.items():

@@ -36,12 +36,15 @@ def report_group() -> None:
 @click.option("--format", "fmt", default="markdown", show_default=True,
               help=f"Output format: {', '.join(CONVERT_FORMATS)} (md and xml are aliases).")
 @click.option("--output", "output", type=click.Path(path_type=Path), default=None,
-              help="Output file [default: the input's name with the format's extension].")
+              help="Output file, or - for stdout [default: the input's name with the format's extension].")
 @click.option("--json", "as_json", is_flag=True, help='Print {"input", "format", "output"} as JSON.')
 def convert_command(input_path: Path, fmt: str, output: Path | None, as_json: bool) -> None:
     """Render a JSON report file as Markdown, HTML, CSV or JUnit XML."""
     (name,) = normalize_formats([fmt])
     reports = load_report_file(input_path)
+    if output == Path("-"):  # what the original printed when given no --output
+        click.echo(render(reports, name), nl=False)
+        return
     target = output or input_path.with_suffix(f".{EXTENSIONS[name]}")
     if target.resolve() == input_path.resolve():
         raise InputError("would replace the input report", file=str(target), hint="pass another --output")

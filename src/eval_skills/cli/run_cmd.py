@@ -50,7 +50,8 @@ SHARED = ("benchmark", "tasks_file", "concurrency", "timeout", "scorer_timeout",
 @click.option("--min-completion", type=click.FloatRange(0, 1), default=0.7, show_default=True,
               help="Selection filter: minimum completion rate (a strategy file's minCompletionRate wins over "
                    "the default and the config, this flag wins over both).")
-@click.option("--top-k", type=click.IntRange(min=1), default=None, help="Keep only the best K [default: all].")
+@click.option("--top-k", type=click.IntRange(min=0), default=None,
+              help="Keep only the best K (0: all) [default: all].")
 @click.option("--exit-on-fail", is_flag=True, help="Exit 1 when no skill is selected.")
 @click.pass_context
 def run_command(ctx: click.Context, **params: Any) -> None:

@@ -18,8 +18,10 @@ log = logging.getLogger("eval_skills.select")
 
 def load_candidates(source: Path) -> list[Any]:
     """Candidate skills from a folder (every skill.json below it) or a JSON file listing skill paths:
-    ``["a/skill.json", ...]``, ``[{"path": ...}, ...]`` (the output of ``find --json``), or an object with a
-    ``selected`` or ``skills`` list (the output of ``select``). Relative paths are from the file's folder."""
+    ``["a/skill.json", ...]``, ``[{"path": ...}, ...]`` (the output of ``find --json``), an object with a
+    ``selected`` or ``skills`` list (the output of ``select``), or skill objects with the ``rootPath`` of
+    their folder (what the original eval-skills' ``select --output`` writes). Relative paths are from the
+    file's folder."""
     from ..discovery import scan_skills
     from ..formats._load import read_json
     from ..formats.skill import load_skills
@@ -33,13 +35,14 @@ def load_candidates(source: Path) -> list[Any]:
     if isinstance(data, dict):
         data = data.get("selected", data.get("skills"))
     if not isinstance(data, list):
-        raise InputError("expected a folder, or a JSON list of skill paths (or of objects with a path)",
+        raise InputError("expected a folder, or a JSON list of skill paths (or of objects with a path or rootPath)",
                          file=str(source), field="$", hint="check --from")
     paths = []
     for index, item in enumerate(data):
-        raw = item.get("path") if isinstance(item, dict) else item
+        raw = item.get("path", item.get("rootPath")) if isinstance(item, dict) else item
         if not isinstance(raw, str):
-            raise InputError("expected a skill path", file=str(source), field=f"$[{index}]")
+            raise InputError("expected a skill path (or an object with a path or rootPath)", file=str(source),
+                             field=f"$[{index}]")
         paths.append(source.parent / raw)
     return load_skills(paths)
 
@@ -68,7 +71,7 @@ def strategy_from(path: Path | None, min_completion: float | None, top_k: int | 
     if min_completion is not None:
         strategy.filters.minCompletionRate = min_completion
     if top_k is not None:
-        strategy.topK = top_k
+        strategy.topK = top_k or None  # 0: no limit
     return strategy
 
 
@@ -101,7 +104,8 @@ def print_selection(selection: Any) -> None:
               help="Strategy YAML/JSON file (filters, sortBy, order, topK) [default: rank by compositeScore].")
 @click.option("--min-completion", type=click.FloatRange(0, 1), default=None,
               help="Override the strategy's minCompletionRate filter.")
-@click.option("--top-k", type=click.IntRange(min=1), default=None, help="Keep only the best K [default: all].")
+@click.option("--top-k", type=click.IntRange(min=0), default=None,
+              help="Keep only the best K (0: all) [default: all].")
 @click.option("--output", type=click.Path(path_type=Path), default=None,
               help="Write the selection JSON to this file [default: stdout].")
 @click.option("--store", type=click.Path(path_type=Path), default=None,

@@ -202,12 +202,43 @@ def builtin_benchmark_ids() -> list[str]:
 _BENCHMARK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
+def benchmark_files(folder: Path) -> list[Path]:
+    """The benchmark files of a folder, as the original eval-skills finds them: ``<name>.json``,
+    ``<name>/benchmark.json`` and ``definitions/<name>.json``."""
+    folder = Path(folder)
+    return [*sorted(folder.glob("*.json")), *sorted(folder.glob("*/benchmark.json")),
+            *sorted(folder.glob("definitions/*.json"))]
+
+
+def find_benchmark_file(folder: Path, ref: str) -> Path | None:
+    """The file of benchmark ``ref`` in ``folder``: ``<ref>.json`` or ``<ref>/benchmark.json``, else the one
+    benchmark file whose ``id`` is ``ref`` (the original finds benchmarks by id, whatever their file name).
+    InputError when two such files have that id; None when there is none."""
+    for path in (folder / f"{ref}.json", folder / ref / "benchmark.json"):
+        if path.is_file():
+            return path
+    found = []
+    for path in benchmark_files(folder):
+        try:
+            data = read_json(path)
+        except InputError:
+            continue  # a file that does not load is not this benchmark; ``benchmarks list`` shows its problem
+        if isinstance(data, dict) and data.get("id") == ref:
+            found.append(path)
+    if len(found) > 1:
+        raise UnknownBenchmarkError(f"{len(found)} benchmarks in {folder} have the id {ref!r}: "
+                                    + ", ".join(str(p) for p in found), field="--benchmark",
+                                    hint="pass the path of the one to run")
+    return found[0] if found else None
+
+
 def resolve_benchmark(ref: str, benchmarks_dirs: list[Path] | None = None,
                       notes: list[str] | None = None) -> Benchmark:
     """Find a benchmark: a path to a file, an id in one of ``benchmarks_dirs``, or a built-in id.
 
     An id is letters, digits, ``.``, ``_`` and ``-`` and is only looked up inside the folders (``../x`` is a
-    path, never an id). A folder's benchmark that has a built-in's id adds a line to ``notes``.
+    path, never an id), by file name and then by the ``id`` in each file (see :func:`find_benchmark_file`).
+    A folder's benchmark that has a built-in's id adds a line to ``notes``.
     """
     candidate = Path(ref)
     if ref.endswith(".json") or "/" in ref or "\\" in ref or candidate.is_file():
@@ -219,11 +250,11 @@ def resolve_benchmark(ref: str, benchmarks_dirs: list[Path] | None = None,
         raise UnknownBenchmarkError(f"{ref!r} is not a benchmark id (letters, digits, '.', '_' and '-')",
                                     field="--benchmark", hint=f"built-in ids: {known}; or a path to a benchmark.json")
     for folder in benchmarks_dirs or []:
-        for path in (folder / f"{ref}.json", folder / ref / "benchmark.json"):
-            if path.is_file():
-                if notes is not None and ref in builtin_benchmark_ids():
-                    notes.append(f"benchmark {ref!r} is {path}, not the built-in benchmark of that id")
-                return load_benchmark_file(path)
+        path = find_benchmark_file(folder, ref)
+        if path is not None:
+            if notes is not None and ref in builtin_benchmark_ids():
+                notes.append(f"benchmark {ref!r} is {path}, not the built-in benchmark of that id")
+            return load_benchmark_file(path)
     builtin = resources.files("eval_skills") / "benchmarks" / f"{ref}.json"
     if builtin.is_file():
         data = read_json(Path(str(builtin)))

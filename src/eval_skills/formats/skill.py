@@ -21,15 +21,15 @@ class SkillManifest(BaseModel):
     """The ``skill.json`` of a tool skill, as the original eval-skills defines it. Unknown keys are refused
     (a misspelt ``inputSchema`` would silently turn input checks off); free-form data goes in ``metadata``.
 
-    What the original's files hold is accepted: capitals in ``id``, a two-part ``version`` (``"1.0"``), no
-    ``name`` (it is then the id), ``metadata`` of any shape, and ``rootPath`` (ignored: a skill always runs
-    in the folder of its ``skill.json``)."""
+    What the original's files hold is accepted: capitals in ``id``, any ``version`` (``"1.0"``, or ``"v1"``
+    as its ``create --from-openapi`` copies an API's version), no ``name`` (it is then the id), ``metadata``
+    of any shape, and ``rootPath`` (ignored: a skill always runs in the folder of its ``skill.json``)."""
 
     model_config = ConfigDict(extra="forbid")
 
     id: str = Field(pattern=r"^[A-Za-z0-9_-]+$", min_length=1)
     name: str = Field(min_length=1)
-    version: str = Field(pattern=r"^\d+(?:\.\d+){0,2}(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
+    version: str = Field(pattern=r"^[^\s\x00-\x1f\x7f]{1,64}$")  # one word: semver is best
     description: str = ""
     tags: list[str] = Field(default_factory=list)
     inputSchema: dict[str, Any] | None = None

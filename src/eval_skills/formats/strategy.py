@@ -8,7 +8,7 @@
       requiredTags: [production-ready]
     sortBy: compositeScore        # completionRate, latency (P95) or tokenCost
     order: desc                   # default: best first (desc for scores, asc for latency and tokenCost)
-    topK: 5
+    topK: 5                       # 0 (as the original eval-skills reads it) or absent: no limit
 
 Every key is optional, and a key left empty (``filters:`` with its lines commented out) is as if absent.
 Unknown keys and wrong types are refused with the file and the key: values are not converted, so ``topK: "5"``
@@ -57,7 +57,10 @@ class Strategy(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _empty_keys(cls, data: Any) -> Any:
-        return _drop_nulls(data)
+        data = _drop_nulls(data)
+        if isinstance(data, dict) and data.get("topK") == 0 and type(data["topK"]) is int:
+            data = {k: v for k, v in data.items() if k != "topK"}  # the original's "0 = no limit"
+        return data
 
     @property
     def descending(self) -> bool:

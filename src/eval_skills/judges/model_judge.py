@@ -30,6 +30,7 @@ KEY_VARIABLE = "EVAL_SKILLS_LLM_KEY"
 class ModelJudge(Judge):
     provider: str = ""  # the SDK: openai or anthropic
     key_variable: str = ""  # the provider's usual key variable
+    more_key_variables: tuple[str, ...] = ()  # read after it (the original eval-skills also read OPENAI_KEY)
     modes: tuple[str, ...] = ("plain",)  # ways of asking for JSON, best first
 
     def __init__(self, *, model: str | None = None, base_url: str | None = None, temperature: float | None = None,
@@ -56,7 +57,7 @@ class ModelJudge(Judge):
 
     def key(self) -> tuple[str | None, str | None]:
         """The key and the variable it came from."""
-        return find_key((KEY_VARIABLE, self.key_variable), self.env)
+        return find_key((KEY_VARIABLE, self.key_variable, *self.more_key_variables), self.env)
 
     def check(self) -> None:
         what = f"the {self.backend} judge"

@@ -69,6 +69,7 @@ class CompareRequest(_Request):
 class ScoreRequest(_Request):
     kind: Literal["score"] = "score"
     rubric: str
+    task: str | None = None  # the task's text (a benchmark task's ``prompt``), when it has one
     input: Any = None
     output: Any = None
     expected: Any = None

@@ -3,7 +3,7 @@ server such as vLLM, Ollama or llama.cpp's with ``base_url``), through the offic
 
 The verdict is asked for as structured output (``response_format`` ``json_schema``, strict), else in JSON
 mode (``json_object``), else as plain text, whichever the endpoint accepts. Key: ``EVAL_SKILLS_LLM_KEY``,
-else ``OPENAI_API_KEY``.
+else ``OPENAI_API_KEY``, else ``OPENAI_KEY`` (which the original eval-skills also read).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ class OpenAIJudge(ModelJudge):
     backend = "openai"
     provider = "openai"
     key_variable = "OPENAI_API_KEY"
+    more_key_variables = ("OPENAI_KEY",)
     modes = ("json_schema", "json_object", "plain")
 
     async def send(self, client: Any, mode: str, kind: str, system: str, user: str) -> str:

@@ -112,7 +112,8 @@ def render(request: Request, problem: str | None = None) -> tuple[str, str]:
         user = prompt.user.render(prompt=_clip(request.prompt), expected_output=_clip(request.expected_output),
                                   arms=arms)
     else:
-        user = prompt.user.render(rubric=_clip(request.rubric), input=_clip(_as_text(request.input)),
+        user = prompt.user.render(rubric=_clip(request.rubric), task=_clip(request.task or ""),
+                                  input=_clip(_as_text(request.input)),
                                   output=_clip(_as_text(request.output)), expected=_clip(_as_text(request.expected)))
     user = user.strip()
     if problem:

@@ -76,7 +76,9 @@ def diff_reports(a: Sequence[dict[str, Any]], b: Sequence[dict[str, Any]]) -> di
             metrics[key] = {"a": va, "b": vb, "delta": delta, "verdict": _verdict(delta, higher_is_better)}
         skills.append({"skillId": skill, "versionA": left[skill].get("skillVersion"),
                        "versionB": right[skill].get("skillVersion"), "benchmarkA": left[skill].get("benchmarkId"),
-                       "benchmarkB": right[skill].get("benchmarkId"), "metrics": metrics})
+                       "benchmarkB": right[skill].get("benchmarkId"),
+                       "benchmarkVersionA": left[skill].get("benchmarkVersion"),
+                       "benchmarkVersionB": right[skill].get("benchmarkVersion"), "metrics": metrics})
         changes += _task_changes(skill, left[skill], right[skill])
     return {"skills": skills, "onlyInA": [s for s in left if s not in right],
             "onlyInB": [s for s in right if s not in left], "taskChanges": changes}
@@ -108,6 +110,23 @@ def _delta(delta: float | None, places: int, verdict: str) -> str:
     return f"{arrow} {delta:+.{places}f}{note}"
 
 
+def _benchmark(skill: dict[str, Any], side: str) -> str:
+    return " ".join(p for p in (text(skill.get(f"benchmark{side}")), text(skill.get(f"benchmarkVersion{side}"))) if p)
+
+
+def _benchmarks_differ(skill: dict[str, Any]) -> bool:
+    """Another benchmark id, or another version of it (when both reports say which)."""
+    versions = [text(skill.get("benchmarkVersionA")), text(skill.get("benchmarkVersionB"))]
+    return (text(skill.get("benchmarkA")) != text(skill.get("benchmarkB"))
+            or (all(versions) and versions[0] != versions[1]))
+
+
+def _version_unknown(skill: dict[str, Any]) -> bool:
+    """The same benchmark id, with its version given by one report only."""
+    given = [bool(text(skill.get("benchmarkVersionA"))), bool(text(skill.get("benchmarkVersionB")))]
+    return not _benchmarks_differ(skill) and given[0] != given[1]
+
+
 def render_diff_markdown(diff: dict[str, Any], label_a: str = "A", label_b: str = "B") -> str:
     la, lb = md_cell(label_a), md_cell(label_b)
     lines = [f"# eval-skills report diff: {la} → {lb}", ""]
@@ -121,10 +140,15 @@ def render_diff_markdown(diff: dict[str, Any], label_a: str = "A", label_b: str 
         lines += md_table(["Skill", "Metric", la, lb, "Change"], "llrrl", rows)
     else:
         lines.append("No skill is in both reports.")
-    moved = [f"{md_cell(x['skillId'])} ({md_cell(text(x['benchmarkA']))} → {md_cell(text(x['benchmarkB']))})"
-             for x in diff["skills"] if text(x.get("benchmarkA")) != text(x.get("benchmarkB"))]
+    moved = [f"{md_cell(x['skillId'])} ({md_cell(_benchmark(x, 'A'))} → {md_cell(_benchmark(x, 'B'))})"
+             for x in diff["skills"] if _benchmarks_differ(x)]
     if moved:
         lines += ["", "Note: different benchmarks, so the numbers are not comparable: " + ", ".join(moved)]
+    unsure = [md_cell(x["skillId"]) for x in diff["skills"] if _version_unknown(x)]
+    if unsure:
+        lines += ["", "Note: one report does not say which version of its benchmark ran (the original eval-skills "
+                  "writes no benchmarkVersion, and its benchmarks of the same ids hold other tasks), so the numbers "
+                  "may not be comparable: " + ", ".join(unsure)]
     for key, label in (("onlyInA", la), ("onlyInB", lb)):
         if diff[key]:
             lines += ["", f"Only in {label}: " + ", ".join(md_cell(s) for s in diff[key])]

@@ -1,10 +1,11 @@
 """The ``llm_judge`` scorer: a judge rates the output against the task's rubric, from 0 to 1.
 
 The rubric is ``expectedOutput.rubric`` (tasks written for the original tool name it ``judgePrompt`` or
-``criteria``: read as ``rubric``); ``expectedOutput.value``, when given, is sent as the reference answer, and
-``inputData`` as the input. The task passes when the score is at least the evaluator's ``passThreshold``
-(default 0.5). A judge error (no valid verdict after the judge was asked twice) is the task's error, never a
-failed task.
+``criteria``: read as ``rubric``; a task without one is rated against the original's default, "Evaluate
+the quality of the output."); ``expectedOutput.value``, when given, is sent as the reference answer, the
+task's ``prompt`` as what the tool was asked to do, and ``inputData`` as the input. The task passes when
+the score is at least the evaluator's ``passThreshold`` (default 0.5). A judge error (no valid verdict after
+the judge was asked twice) is the task's error, never a failed task.
 
 Scoring does not know the judge backends: whoever runs the evaluation puts a :class:`RubricJudge` in the
 scoring context as ``ctx.services["judge"]`` (the ``eval`` command builds it from ``--judge``,
@@ -24,13 +25,14 @@ from ..formats.benchmark import Task
 from ..results import Score
 from .registry import ScoringContext, scorer
 
-__all__ = ["LlmJudgeOptions", "RubricJudge", "llm_judge"]
+__all__ = ["DEFAULT_RUBRIC", "LlmJudgeOptions", "RubricJudge", "llm_judge", "rubric_of"]
 
 
 class RubricJudge(Protocol):
     deadline_s: float  # the longest a score may take (every attempt of the judge)
 
-    async def score(self, rubric: str, input: Any, output: Any, expected: Any) -> tuple[float, str]:
+    async def score(self, rubric: str, input: Any, output: Any, expected: Any, *,
+                    task: str | None = None) -> tuple[float, str]:
         """The score (0 to 1) and the judge's reason; ScorerError when the judge gave no valid verdict."""
         ...
 
@@ -41,10 +43,13 @@ class LlmJudgeOptions(BaseModel):
     passThreshold: float = Field(default=0.5, ge=0, le=1)
 
 
-def _check(task: Task, options: LlmJudgeOptions, ctx: ScoringContext) -> None:
+# what the original eval-skills asks its judge when a task gives no judgePrompt
+DEFAULT_RUBRIC = "Evaluate the quality of the output."
+
+
+def rubric_of(task: Task) -> str:
     rubric = task.expectedOutput.rubric
-    if not isinstance(rubric, str) or not rubric.strip():
-        raise ScorerError("llm_judge needs expectedOutput.rubric (or judgePrompt): what the judge rates against")
+    return rubric if isinstance(rubric, str) and rubric.strip() else DEFAULT_RUBRIC
 
 
 def _deadline(ctx: ScoringContext) -> float:
@@ -52,11 +57,11 @@ def _deadline(ctx: ScoringContext) -> float:
     return max(ctx.timeout_s, float(getattr(judge, "deadline_s", 0.0)))
 
 
-@scorer("llm_judge", options=LlmJudgeOptions, check=_check, deadline=_deadline)
+@scorer("llm_judge", options=LlmJudgeOptions, deadline=_deadline)
 async def llm_judge(output: Any, task: Task, options: LlmJudgeOptions, ctx: ScoringContext) -> Score:
     judge: RubricJudge | None = ctx.services.get("judge")
-    rubric = task.expectedOutput.rubric
-    if judge is None or not rubric:
+    if judge is None:
         raise ScorerError("no judge to ask: give --judge-cmd, or --judge and --judge-model (or llm in the config)")
-    value, reason = await judge.score(rubric, task.inputData, output, task.expectedOutput.value)
+    value, reason = await judge.score(rubric_of(task), task.inputData, output, task.expectedOutput.value,
+                                      task=task.prompt)
     return Score(value, value >= options.passThreshold, reason)

@@ -44,7 +44,6 @@ knows both sides (the command line, or a module ranked above ``scoring`` and ``j
 from __future__ import annotations
 
 import inspect
-import json
 import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -56,6 +55,7 @@ from pydantic import BaseModel, ConfigDict
 from ..errors import UnknownScorerError
 from ..formats.benchmark import Task
 from ..results import Score
+from .json_text import as_text
 
 __all__ = ["DEFAULT_SCORER_TIMEOUT_S", "INLINE_MAX_CHARS", "NoOptions", "SCORERS", "Scorer", "ScoringContext",
            "answer_of", "as_text", "get_scorer", "scorer", "scorer_type_of", "searched_texts", "short_answer",
@@ -233,15 +233,6 @@ def small_output(output: Any, limit: int = INLINE_MAX_CHARS) -> bool:
         if budget < 0:
             return False
     return True
-
-
-def as_text(value: Any) -> str:
-    """A value as the text a user would compare: strings as they are, other values as compact JSON."""
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return ""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def searched_texts(output: Any) -> list[str]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..formats.benchmark import Benchmark, Task, builtin_benchmark_ids, resolve_benchmark
 from ..reports import load_report_file
-from ..reports._format import summary_row
+from ..reports._format import mapping, summary_row
 from .benchmark_view import bar_chart
 from .feedback import FeedbackFile
 from .render import rate_class, templates
@@ -24,6 +24,9 @@ from .source import CaseEntry, Mark, Tab
 __all__ = ["Column", "ToolSource", "from_report_files", "from_store"]
 
 ANSWER_KEYS = ("result", "output", "answer")
+# what the page shows of a task result; a report file may lack any of them (the original eval-skills writes
+# no ``attempts``, and leaves out ``output``, ``error`` and ``reason`` when it has none)
+RESULT_KEYS = ("status", "score", "latencyMs", "usage", "error", "reason", "scorerType")
 
 
 @dataclass(slots=True)
@@ -51,6 +54,29 @@ def _output_view(output: Any) -> dict[str, Any]:
     return {"text": None, "json": output, "note": None}
 
 
+def _cell(result: dict[str, Any]) -> dict[str, Any]:
+    """A task result as the page reads it: every key it shows, None when the file has none."""
+    attempts = result.get("attempts")
+    return {**{key: result.get(key) for key in RESULT_KEYS}, "view": _output_view(result.get("output")),
+            "attempts": attempts if isinstance(attempts, int) and not isinstance(attempts, bool) else None}
+
+
+def _builtin_benchmark(reports: list[dict[str, Any]]) -> Benchmark | None:
+    """The built-in benchmark the reports ran, when they all name one built-in id and its version and do not
+    say they ran a file. A report that does not say where its benchmark came from may have run another
+    benchmark of that id (the original eval-skills' own ``web-search-basic`` 1.0.0 has other tasks), so its
+    tasks are guessed only from a matching ``benchmarkVersion``, which the original never writes."""
+    runs = {(str(r.get("benchmarkId")), str(r.get("benchmarkVersion"))) for r in reports}
+    sources = {mapping(r.get("evaluatorMetadata")).get("benchmarkSource") for r in reports}
+    if len(runs) != 1 or not sources <= {"built-in", None}:
+        return None
+    ((benchmark_id, version),) = runs
+    if benchmark_id not in builtin_benchmark_ids():
+        return None
+    benchmark = resolve_benchmark(benchmark_id)
+    return benchmark if benchmark.version == version else None
+
+
 class ToolSource:
     """Tool-skill reports, each a list of SkillCompletionReport dicts labelled by where it came from."""
 
@@ -72,9 +98,7 @@ class ToolSource:
                 self.columns.append(column)
         self.tasks: list[str] = list(dict.fromkeys(t for c in self.columns for (t, _) in c.results))
         if benchmark is None:
-            ids = {str(c.report.get("benchmarkId")) for c in self.columns}
-            known = ids & set(builtin_benchmark_ids())
-            benchmark = resolve_benchmark(known.pop()) if len(ids) == 1 and known else None
+            benchmark = _builtin_benchmark([c.report for c in self.columns])
         self.benchmark_tasks: dict[str, Task] = {t.id: t for t in benchmark.tasks} if benchmark else {}
         skills = sorted({str(c.report.get("skillId")) for c in self.columns})
         self.title = ", ".join(skills) if len(skills) <= 3 else f"{len(skills)} skills"
@@ -118,7 +142,7 @@ class ToolSource:
             cells = []
             for column in self.columns:
                 result = column.results.get((key, n))
-                cells.append(None if result is None else {**result, "view": _output_view(result.get("output"))})
+                cells.append(None if result is None else _cell(result))
             rows.append((n, cells))
         return str(templates().get_template("tool_case.html.j2").render(
             key=key, task=self.benchmark_tasks.get(key), columns=[c.label for c in self.columns], rows=rows))

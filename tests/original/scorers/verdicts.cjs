@@ -9,6 +9,8 @@ module.exports = async function (output) {
     case "negative": return -3;   // clamped to 0
     case "passed-only": return { passed: true };
     case "failed-only": return { passed: false, reason: "not good" };
+    case "score-only": return { score: 0.8 };   // passed is false when not given
+    case "score-out": return { passed: true, score: 5 };  // the original would take 5 as the task's score
     case "nan": return NaN;
     case "string": return "yes";
     case "throw": throw new Error("scorer bug");
