@@ -40,7 +40,7 @@ from .._version import __version__
 from ..errors import InputError, SkillCrashed, SkillError, SkillProtocolError, SkillRpcError, SkillTimeout
 from ..formats.skill import ADAPTER_CONFIG_FILE, Skill
 from ..results import Invocation
-from ._mcp_stdio import StdioServer
+from ._mcp_stdio import UNUSABLE, StdioServer
 from ._process import Child, child_env, describe_exit, parse_usage, resolve_argv
 from .base import Adapter
 from .http import health_url, request_headers, start_server
@@ -178,6 +178,8 @@ class _Session:
             raise SkillTimeout(f"no result within {timeout:g}s") from None
         except MCPError as exc:
             code = exc.error.code
+            if exc.error.data == UNUSABLE:  # a reply we read but will not take (see _mcp_stdio)
+                raise SkillProtocolError(exc.error.message) from None
             if code == mcp_types.REQUEST_TIMEOUT:
                 raise SkillTimeout(f"no result within {timeout:g}s") from None
             if code == mcp_types.CONNECTION_CLOSED or self.dead:
