@@ -2,6 +2,7 @@
 
     python raw_mcp_server.py                 # stdio
     python raw_mcp_server.py --http PORT     # streamable HTTP (JSON responses) on 127.0.0.1:PORT/mcp
+    python raw_mcp_server.py --sse PORT      # the same, each response as an event stream
 
 It has one tool, ``act``; its argument ``do`` picks the reply: ok (text "ok"), surrogate (text with a lone
 surrogate escape), badutf8 (text with bytes that are not UTF-8), deep (structured content nested 100,000 deep),
@@ -85,15 +86,19 @@ class Handler(BaseHTTPRequestHandler):
             self.send_response(202)
             self.end_headers()
             return
+        if SSE:
+            answer = b"event: message\ndata: " + answer + b"\n\n"
         self.send_response(200)
-        self.send_header("content-type", "application/json")
+        self.send_header("content-type", "text/event-stream" if SSE else "application/json")
         self.send_header("content-length", str(len(answer)))
         self.end_headers()
         self.wfile.write(answer)
 
 
+SSE = len(sys.argv) == 3 and sys.argv[1] == "--sse"
+
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+    if len(sys.argv) == 3 and sys.argv[1] in ("--http", "--sse"):
         ThreadingHTTPServer(("127.0.0.1", int(sys.argv[2])), Handler).serve_forever()
     else:
         serve_stdio()

@@ -32,7 +32,6 @@ import httpx
 import mcp_types
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
@@ -40,6 +39,7 @@ from .._version import __version__
 from ..errors import InputError, SkillCrashed, SkillError, SkillProtocolError, SkillRpcError, SkillTimeout
 from ..formats.skill import ADAPTER_CONFIG_FILE, Skill
 from ..results import Invocation
+from ._mcp_http import mcp_http_client
 from ._mcp_stdio import UNUSABLE, StdioServer
 from ._process import Child, child_env, describe_exit, parse_usage, resolve_argv
 from .base import Adapter
@@ -115,9 +115,9 @@ class _Session:
             async with Client(self.stdio.transport(), cache=None, client_info=info) as client:
                 yield client
             return
-        url, headers = self.adapter.url, self.adapter.headers
+        url = self.adapter.url
         assert url is not None
-        async with create_mcp_http_client(headers=headers) as http, \
+        async with self.adapter.http_client() as http, \
                 Client(streamable_http_client(url, http_client=http), cache=None, client_info=info) as client:
             yield client
 
@@ -252,6 +252,10 @@ class McpAdapter(Adapter):
         if session is not None and session.stdio is not None:
             return session.stdio.pid
         return self._server.proc.pid if self._server is not None else None
+
+    def http_client(self) -> Any:
+        """The HTTP client of a streamable HTTP session: the replies read like every skill's (see ``_mcp_http``)."""
+        return mcp_http_client(self.headers, self._token)
 
     def redact(self, text: str) -> str:
         return text.replace(self._token, "[redacted]") if self._token else text
