@@ -21,7 +21,7 @@ import json
 import re
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "NotJSON", "UnusableJSON", "clean_text", "loads_untrusted"]
+__all__ = ["MAX_DEPTH", "NotJSON", "UnusableJSON", "clean_text", "clean_value", "loads_untrusted"]
 
 MAX_DEPTH = 256  # arrays and objects inside one another; deeper replies are refused
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -62,14 +62,16 @@ def _depth_exceeds(value: Any, limit: int) -> bool:
     return False
 
 
-def _clean(value: Any) -> Any:
+def clean_value(value: Any) -> Any:
+    """``value`` (JSON data: dicts, lists, strings, numbers) with lone surrogates replaced in every string, keys
+    included; for data that did not come through :func:`loads_untrusted` (an SDK's parse)."""
     kind = type(value)
     if kind is str:
         return clean_text(value)
     if kind is dict:
-        return {clean_text(key): _clean(item) for key, item in value.items()}
-    if kind is list:
-        return [_clean(item) for item in value]
+        return {clean_text(key) if type(key) is str else key: clean_value(item) for key, item in value.items()}
+    if kind in (list, tuple):
+        return [clean_value(item) for item in value]
     return value
 
 
@@ -97,7 +99,7 @@ def loads_untrusted(data: bytes | bytearray | str, *, allow_nan: bool = False, m
             raise UnusableJSON(f"nested deeper than {max_depth} levels")
         # decoded bytes hold no surrogates: only escapes (or a str given as such) can bring them in
         if ("\\u" in text and _SURROGATE_ESCAPE.search(text)) or (data is text and _SURROGATE.search(text)):
-            value = _clean(value)
+            value = clean_value(value)
         return value
     except NotJSON:
         raise
