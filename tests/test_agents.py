@@ -288,3 +288,27 @@ def test_concurrent_runs_keep_to_their_workspaces(tmp_path: Path) -> None:
     assert [r.response for r in results] == ["p0", "p1", "p2", "p3"]
     assert [(ws / "out.txt").read_text() for ws in spaces] == ["p0", "p1", "p2", "p3"]
     assert all([f.path for f in r.files] == ["out.txt"] for r in results)
+
+
+HOSTILE_AGENT = r"""
+import json, os, sys
+print('{"type": "message", "role": "assistant", "text": "half \\ud800 a pair"}')
+print("[" * 5000 + "]" * 5000)
+os.write(os.open(os.fsencode("out-\udcff.txt"), os.O_WRONLY | os.O_CREAT), b"x")
+sys.stdout.buffer.write(b'{"type": "final", "text": "caf\xe9 \\udfff done"}\n')
+"""
+
+
+def test_whatever_an_agent_prints_can_be_written(tmp_path: Path, workspace: Path) -> None:
+    """Lone surrogates, bytes that are not UTF-8, a file name that is not UTF-8 and nesting 5,000 deep: the run
+    is ok, the unusable line is a warning, and the result serialises as UTF-8 (as the store and reports need)."""
+    script = tmp_path / "agent.py"
+    script.write_text(HOSTILE_AGENT)
+    agent = create_agent("command", command=f"{sys.executable} {script}", output="events")
+    result = run(agent, AgentRequest("go", workspace, timeout=20))
+    assert result.status == "ok", result.error
+    assert result.response == "caf\ufffd \ufffd done"
+    assert [e.text for e in result.transcript if isinstance(e, MessageEvent)] == ["half \ufffd a pair"]
+    assert any("nested deeper than" in w for w in result.warnings), result.warnings
+    assert [f.name for f in result.files if f.kind == "created"] == ["out-\ufffd.txt"]
+    json.dumps(result.to_json(), ensure_ascii=False).encode("utf-8")  # raises on a lone surrogate

@@ -102,7 +102,7 @@ def test_a_report_from_another_tool_with_odd_values_renders_in_every_format(tmp_
 @pytest.mark.parametrize("content, problem", [
     ("[]", "holds no skill report"),
     ('[{"skillId": "a", "runs": ' + "9" * 5000 + "}]", "cannot be read as JSON"),
-    ("[" * 100_000 + "]" * 100_000, "nested deeper than 256 levels"),
+    ("[" * 100_000 + "]" * 100_000, "nested deeper than 264 levels"),
 ])
 def test_a_file_that_is_not_a_report_is_one_line_and_nothing_written(tmp_path: Path, content: str,
                                                                       problem: str) -> None:

@@ -12,8 +12,10 @@ stall the harness, output that never reaches ours, and outputs checked to be JSO
   logging to a stream) is kept per call, its tail quoted in that call's error, and never reaches our output;
   stdout written by any other thread but the main one is dropped too, so ``--json`` stays pure JSON. Writes
   straight to file descriptor 1 (C code, ``os.write``) are not caught.
-- A return value must be JSON (``NaN`` and infinities are not); it is copied through ``json`` so the results hold
-  plain data. An exception (``SystemExit`` too) is the task's error with its type, message and location.
+- A return value must be JSON (``NaN`` and infinities are not); it is copied through ``json`` and read back like
+  any skill's reply (lone surrogates become U+FFFD, nesting deeper than 256 levels is refused), so the results
+  hold plain data that every report and the store can keep. An exception (``SystemExit`` too) is the task's
+  error with its type, message and location.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import SkillCrashed, SkillError, SkillProtocolError, SkillTimeout
+from ..formats.untrusted import NotJSON, loads_untrusted
 from ._process import Ring
 
 __all__ = ["WorkerPool", "capture_output", "release_output", "run_in_thread", "to_json"]
@@ -113,11 +116,17 @@ def printed(ring: Ring) -> str:
 # -- JSON outputs ------------------------------------------------------------------------------------
 
 def to_json(value: Any) -> Any:
-    """``value`` as plain JSON data; SkillProtocolError saying why when it is not JSON."""
+    """``value`` as plain JSON data, read back like every reply of a skill (lone surrogates become U+FFFD;
+    deeper than :data:`~eval_skills.formats.untrusted.MAX_DEPTH` is refused); SkillProtocolError saying why
+    when it is not JSON we take."""
     try:
-        return json.loads(json.dumps(value, allow_nan=False))
+        text = json.dumps(value, allow_nan=False)
     except (TypeError, ValueError, RecursionError) as exc:
         raise SkillProtocolError(f"returned a value that is not JSON ({type(value).__name__}): {exc}") from None
+    try:
+        return loads_untrusted(text)
+    except NotJSON as exc:
+        raise SkillProtocolError(f"returned a value that is not usable JSON: {exc}") from None
 
 
 # -- threads -------------------------------------------------------------------------------------------

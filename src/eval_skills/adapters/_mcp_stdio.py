@@ -7,14 +7,22 @@ folder, with the clean environment of the subprocess adapter, in its own process
 stderr kept for error messages and stdout lines capped at 16 MiB. Lines on stdout that are not JSON-RPC are
 skipped (a server should not print them, but a stray log line must not end the session).
 
+Each line is read like every reply of a skill (:func:`~eval_skills.formats.untrusted.loads_untrusted`): bytes
+that are not UTF-8 and lone surrogates become U+FFFD, so a result holding them is kept, not dropped. A reply
+we will not take (nested deeper than 256 levels, NaN) becomes an error response to its request, marked
+:data:`UNUSABLE`, which the adapter makes that call's protocol error; when its id cannot be found, the server
+is stopped as having broken the protocol.
+
 When the program's stdout ends, the read stream closes: the SDK then fails the requests in flight with
-"Connection closed". Leaving the context closes the server's stdin, gives it ``grace`` seconds to exit, then
-kills its process group.
+"Connection closed". A program that exits while something it started keeps its stdout open is treated the
+same, after a moment (see :func:`~eval_skills.procs.read_until_exit`). Leaving the context closes the server's
+stdin, gives it ``grace`` seconds to exit, then kills its process group.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,9 +32,54 @@ import mcp_types
 from mcp.shared.message import SessionMessage
 
 from ..errors import SkillError
-from ._process import MAX_LINE_BYTES, Child, describe_exit, excerpt, read_line
+from ..formats.untrusted import NotJSON, UnusableJSON, loads_untrusted
+from ._process import MAX_LINE_BYTES, Child, describe_exit, excerpt, read_line, read_until_exit
 
-__all__ = ["StdioServer"]
+__all__ = ["UNUSABLE", "StdioServer", "read_message"]
+
+UNUSABLE = "eval-skills: a reply that is not usable JSON"  # ``data`` of the error standing in for such a reply
+_STRING = rb'"(?:[^"\\]|\\.)*"'
+# the "id" among the first members of a reply, before anything nested: where a deep reply still shows it
+_MEMBER = rb'\s*' + _STRING + rb'\s*:\s*(?:' + _STRING + rb'|[^\s,{}\[\]"]+)\s*,'
+_HEAD_ID = re.compile(rb'\A\s*\{(?:' + _MEMBER + rb')*?\s*"id"\s*:\s*(-?\d+|' + _STRING + rb')\s*[,}]')
+
+
+class _Unreadable(Exception):  # noqa: N818 - a line the server must not send
+    pass
+
+
+def _reply_id(line: bytes) -> int | str | None:
+    """The id of a reply we cannot read whole (too deep; NaN), when it can be found."""
+    try:
+        data = loads_untrusted(line, allow_nan=True)
+        found = data.get("id") if isinstance(data, dict) else None
+    except NotJSON:  # too deep to read at all: look at its first members
+        match = _HEAD_ID.match(line)
+        found = loads_untrusted(match.group(1)) if match else None
+    return found if isinstance(found, int | str) and not isinstance(found, bool) else None
+
+
+def read_message(line: bytes) -> mcp_types.JSONRPCMessage | None:
+    """The JSON-RPC message on a stdout line, or None for a line that is none (a log line).
+
+    A reply we will not take (nested too deeply, NaN) is returned as an error response to its request with
+    ``data`` :data:`UNUSABLE`; one whose id cannot be found raises ``_Unreadable``."""
+    try:
+        data = loads_untrusted(line)
+    except UnusableJSON as exc:
+        request_id = _reply_id(line)
+        reason = f"a reply that is not usable JSON: {exc}"
+        if request_id is None:
+            raise _Unreadable(reason) from None
+        return mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=mcp_types.ErrorData(
+            code=mcp_types.PARSE_ERROR, message=reason, data=UNUSABLE))
+    except NotJSON:
+        return None
+    try:
+        message: mcp_types.JSONRPCMessage = mcp_types.jsonrpc_message_adapter.validate_python(data, by_name=False)
+    except ValueError:
+        return None
+    return message
 
 
 class StdioServer:
@@ -79,13 +132,12 @@ class StdioServer:
                     while line := await read_line(stdout, self.max_line_bytes):
                         if not line.strip():
                             continue
-                        try:
-                            message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-                        except ValueError:
+                        message = read_message(line)
+                        if message is None:
                             self.last_line = line
                             continue
                         await read_writer.send(SessionMessage(message))
-                except SkillError as exc:  # a line over the limit: the server is stopped
+                except (SkillError, _Unreadable) as exc:  # a line over the limit, or unusable: the server is stopped
                     self.problem = str(exc)
                     await child.kill()
                 except (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError):
@@ -103,7 +155,7 @@ class StdioServer:
 
         try:
             async with anyio.create_task_group() as group:
-                group.start_soon(reader)
+                group.start_soon(read_until_exit, child, reader())
                 group.start_soon(writer)
                 try:
                     yield read_stream, write_stream

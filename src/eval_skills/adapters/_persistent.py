@@ -24,11 +24,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..errors import SkillError, SkillProtocolError, SkillTimeout
+from ..procs import LEFTOVER_GRACE
 from ._process import Child, excerpt, read_line
 
 Reply = dict[str, Any]
 Parse = Callable[[bytes], "Reply | None"]
-LEFTOVER_GRACE = 0.2  # seconds stdout may stay open after the program exited, held by what it started
 
 
 MAX_LATE_CHECKS = 200  # how many times (1 ms apart) a deadline waits for output that had already arrived

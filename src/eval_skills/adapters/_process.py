@@ -22,6 +22,7 @@ from ..procs import (  # noqa: F401 - re-exported for the adapter modules
     excerpt,
     kill_group,
     read_line,
+    read_until_exit,
     resolve_argv,
     split_command,
 )
@@ -40,6 +41,7 @@ __all__ = [
     "kill_group",
     "parse_usage",
     "read_line",
+    "read_until_exit",
     "resolve_argv",
     "split_command",
 ]

@@ -36,7 +36,6 @@ import mcp_types
 from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
@@ -45,7 +44,8 @@ from ..errors import InputError, SkillCrashed, SkillError, SkillProtocolError, S
 from ..formats.skill import ADAPTER_CONFIG_FILE, Skill
 from ..formats.untrusted import NotJSON, loads_untrusted
 from ..results import Invocation
-from ._mcp_stdio import StdioServer
+from ._mcp_http import mcp_http_client
+from ._mcp_stdio import UNUSABLE, StdioServer
 from ._process import Child, child_env, describe_exit, parse_usage, resolve_argv
 from .base import Adapter
 from .http import health_url, request_headers, start_server
@@ -147,13 +147,14 @@ class _Session:
             async with Client(self.stdio.transport(), cache=None, client_info=info) as client:
                 yield client
             return
-        url, headers = self.adapter.url, self.adapter.headers
+        url = self.adapter.url
         assert url is not None
         if self.adapter.transport == "sse":
-            async with Client(sse_client(url, headers=headers), cache=None, client_info=info) as client:
+            connect = sse_client(url, httpx_client_factory=self.adapter.http_client)
+            async with Client(connect, cache=None, client_info=info) as client:
                 yield client
             return
-        async with create_mcp_http_client(headers=headers) as http, \
+        async with self.adapter.http_client() as http, \
                 Client(streamable_http_client(url, http_client=http), cache=None, client_info=info) as client:
             yield client
 
@@ -214,6 +215,8 @@ class _Session:
             raise SkillTimeout(f"no result within {timeout:g}s") from None
         except MCPError as exc:
             code = exc.error.code
+            if exc.error.data == UNUSABLE:  # a reply we read but will not take (see _mcp_stdio)
+                raise SkillProtocolError(exc.error.message) from None
             if code == mcp_types.REQUEST_TIMEOUT:
                 raise SkillTimeout(f"no result within {timeout:g}s") from None
             if code == mcp_types.CONNECTION_CLOSED or self.dead:
@@ -287,6 +290,11 @@ class McpAdapter(Adapter):
         if session is not None and session.stdio is not None:
             return session.stdio.pid
         return self._server.proc.pid if self._server is not None else None
+
+    def http_client(self, headers: dict[str, str] | None = None, timeout: Any = None, auth: Any = None) -> Any:
+        """The HTTP client of a session over HTTP (the SDK's client factory for SSE): the replies read like every
+        skill's (see ``_mcp_http``)."""
+        return mcp_http_client({**self.headers, **(headers or {})}, self._token, timeout=timeout)
 
     def redact(self, text: str) -> str:
         return text.replace(self._token, "[redacted]") if self._token else text

@@ -33,13 +33,11 @@ from __future__ import annotations
 import asyncio
 import json
 import shlex
-from collections.abc import Coroutine
 from typing import Any
 
 from ..errors import InputError, SkillCrashed, SkillError, SkillProtocolError, SkillRpcError, SkillTimeout
 from ..formats.skill import ADAPTER_CONFIG_FILE, Skill
 from ..formats.untrusted import NotJSON, UnusableJSON, loads_untrusted
-from ..procs import reap_orphans
 from ..results import Invocation
 from ._persistent import PersistentChannel
 from ._process import (
@@ -48,9 +46,9 @@ from ._process import (
     Child,
     child_env,
     excerpt,
-    kill_group,
     parse_usage,
     read_line,
+    read_until_exit,
     resolve_argv,
     split_command,
 )
@@ -135,30 +133,6 @@ def _invocation(reply: Reply) -> Invocation:
     if usage is None and type(result) is dict:
         usage = result.get("usage")
     return Invocation(output=result, usage=parse_usage(usage) if usage is not None else None)
-
-
-LEFTOVER_GRACE = 0.2  # seconds a one-shot program's leftovers may keep its stdout open after it exits
-
-
-async def _read_until_done(child: Child, reading: Coroutine[Any, Any, None]) -> None:
-    """Read a one-shot program's stdout to its end. If the program exits while something it started keeps
-    stdout open (also from another session), the leftovers get a moment to finish, then they are killed and
-    our end of the pipe is closed, so the reading ends whatever they do."""
-    task = asyncio.ensure_future(reading)
-    try:
-        await asyncio.wait([task, child.exit_future], return_when=asyncio.FIRST_COMPLETED)
-        if not task.done():
-            await asyncio.wait([task], timeout=LEFTOVER_GRACE)
-            if not task.done():
-                kill_group(child.proc.pid)
-                reap_orphans()
-                await asyncio.wait([task], timeout=0.05)
-            if not task.done():
-                await child.kill()  # closes our end of its stdout: the reading sees the end
-        await task
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
 
 
 class SubprocessAdapter(Adapter):
@@ -296,7 +270,7 @@ class SubprocessAdapter(Adapter):
                             else:
                                 other = line
 
-                    await _read_until_done(child, read_all())
+                    await read_until_exit(child, read_all())
             except TimeoutError:
                 if reply is not None:
                     raise SkillTimeout(f"replied but did not end its output within {timeout:g}s "

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import InputError
+from ..formats.untrusted import clean_text, clean_value
 from ..formats.workspace import SkillEvent, Timing, ToolCallEvent, TranscriptEvent, UsageEvent
 from ..procs import describe_exit
 from .output import RawOutput
@@ -179,7 +180,7 @@ class AgentResult:
         return {
             "agent": self.agent, "model": self.model, "status": self.status, "response": self.response,
             "error": self.error, "transcript": [e.model_dump(mode="json") for e in self.transcript],
-            "files": [{"path": f.path, "kind": f.kind, "size": f.size} for f in self.files],
+            "files": [{"path": f.name, "kind": f.kind, "size": f.size} for f in self.files],
             "duration_s": self.duration_s, "usage": self.usage.to_json(), "exit_code": self.exit_code,
             "stderr_tail": self.stderr_tail, "stdout_bytes": self.raw_stdout.size,
             "installed_skills": self.installed_skills, "warnings": self.warnings,
@@ -251,9 +252,22 @@ class Agent(ABC):
             tail = tail if len(tail) <= 500 else "..." + tail[-500:]
             error += f"; stderr: {tail}" if tail else "; stderr was empty"
         usage = ex.usage or TokenUsage.estimate(request.prompt, response)
-        return AgentResult(agent=self.name, model=request.model or self.model, status=status, response=response,
-                           error=error, transcript=ex.transcript, files=files, duration_s=duration, usage=usage,
-                           exit_code=ex.exit_code, stderr_tail=ex.stderr_tail,
+        # what an agent hands over may hold lone surrogates (an SDK's parse of "\ud800"): kept as U+FFFD, so the
+        # run's files, transcript and store row can be written
+        return AgentResult(agent=self.name, model=request.model or self.model, status=status,
+                           response=None if response is None else clean_text(response),
+                           error=None if error is None else clean_text(error),
+                           transcript=[_writable(e) for e in ex.transcript], files=files, duration_s=duration,
+                           usage=usage, exit_code=ex.exit_code, stderr_tail=clean_text(ex.stderr_tail),
                            raw_stdout=ex.raw_stdout or RawOutput(), installed_skills=installed,
-                           warnings=ex.warnings)
+                           warnings=[clean_text(w) for w in ex.warnings])
+
+
+def _writable(event: TranscriptEvent) -> TranscriptEvent:
+    """The event, with lone surrogates replaced when it holds any (it must serialise to be written)."""
+    try:
+        event.model_dump_json()
+    except ValueError:
+        return type(event).model_validate(clean_value(event.model_dump()))
+    return event
 

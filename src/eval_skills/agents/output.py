@@ -4,7 +4,10 @@ A parser is fed the stdout one line at a time as it arrives (``feed``, bytes wit
 gives the transcript, final response and usage at the end (``finish``, which may also read the whole raw
 output for formats that are not line based). Parsers are registered by name in :data:`PARSERS`
 (a :class:`~eval_skills.registry.Registry`) so a backend and the ``command`` backend's output option
-share them. Output is untrusted: a line a parser cannot read is a noted problem, never an exception.
+share them. Output is untrusted: a line a parser cannot read is a noted problem, never an exception. JSON in
+it is read by :func:`read_json` (as every reply from outside is read: bytes that are not UTF-8 and lone
+surrogates become U+FFFD; nesting deeper than :data:`EVENT_DEPTH` is refused), so every event can be written
+to a transcript and the store.
 """
 
 from __future__ import annotations
@@ -16,18 +19,26 @@ import weakref
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
+from ..formats.untrusted import loads_untrusted
 from ..registry import Registry
 
 if TYPE_CHECKING:
     from ..formats.workspace import TranscriptEvent
     from .base import TokenUsage
 
-__all__ = ["PARSERS", "OutputParser", "ParseContext", "ParsedOutput", "RawOutput", "create_parser"]
+__all__ = ["EVENT_DEPTH", "PARSERS", "OutputParser", "ParseContext", "ParsedOutput", "RawOutput", "create_parser",
+           "read_json"]
 
 SPILL_BYTES = 1 << 20  # raw stdout beyond this goes to a temporary file
 MAX_PROBLEMS = 20  # problems kept word for word; the rest are counted
+EVENT_DEPTH = 128  # the deepest JSON read from an agent: its events sit inside records that must serialise
+
+
+def read_json(data: bytes | str) -> Any:
+    """JSON from an agent's output, read like every reply from outside; NotJSON (a ValueError) saying why not."""
+    return loads_untrusted(data, max_depth=EVENT_DEPTH)
 
 
 class RawOutput:

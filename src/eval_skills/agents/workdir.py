@@ -21,6 +21,7 @@ from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from ..errors import InputError
+from ..formats.untrusted import clean_text
 
 __all__ = ["FileChange", "SkillSource", "changed_files", "check_subdir", "install_skills", "snapshot"]
 
@@ -53,6 +54,12 @@ class FileChange:
     path: str
     kind: Literal["created", "modified", "deleted"]
     size: int | None = None
+
+    @property
+    def name(self) -> str:
+        """``path`` as it can be written and shown: a name that is not UTF-8 (the agent chose it) has its
+        undecodable bytes, which ``path`` holds as lone surrogates, as U+FFFD."""
+        return clean_text(self.path)
 
 
 def check_subdir(subdir: str) -> str:

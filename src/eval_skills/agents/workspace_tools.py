@@ -10,12 +10,13 @@ A tool call never raises: every failure is its result, marked as an error.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
+
+from .output import read_json
 
 __all__ = ["READ_LIMIT", "ToolOutcome", "WorkspaceTools"]
 
@@ -68,7 +69,7 @@ class WorkspaceTools:
 
     def call(self, name: str, arguments: str | None) -> ToolOutcome:
         try:
-            args = json.loads(arguments or "{}")
+            args = read_json(arguments or "{}")
         except ValueError:
             return ToolOutcome("error: the arguments are not valid JSON", True, arguments)
         if not isinstance(args, dict):

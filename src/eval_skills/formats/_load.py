@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ..errors import InputError
-from .untrusted import NotJSON, UnusableJSON, loads_untrusted
+from .untrusted import MAX_DEPTH, NotJSON, UnusableJSON, loads_untrusted
 
 M = TypeVar("M")
 
@@ -21,7 +21,7 @@ def json_path(loc: tuple[int | str, ...] | list[int | str]) -> str:
     return out
 
 
-def read_json(path: Path) -> Any:
+def read_json(path: Path, *, max_depth: int = MAX_DEPTH) -> Any:
     """Parse a JSON file; any failure is an InputError naming the file (and line for syntax errors).
 
     A UTF-8 byte order mark is accepted; see :func:`.untrusted.loads_untrusted` for what else is refused."""
@@ -36,7 +36,7 @@ def read_json(path: Path) -> Any:
     except OSError as exc:
         raise InputError(f"cannot be read ({exc.strerror})", file=str(path)) from None
     try:
-        return loads_untrusted(text)
+        return loads_untrusted(text, max_depth=max_depth)
     except UnusableJSON as exc:
         raise InputError(str(exc), file=str(path)) from None
     except NotJSON as exc:

@@ -21,7 +21,7 @@ import json
 import re
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "NotJSON", "UnusableJSON", "clean_text", "loads_untrusted"]
+__all__ = ["MAX_DEPTH", "NotJSON", "UnusableJSON", "clean_text", "clean_value", "loads_untrusted"]
 
 MAX_DEPTH = 256  # arrays and objects inside one another; deeper replies are refused
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -62,19 +62,24 @@ def _depth_exceeds(value: Any, limit: int) -> bool:
     return False
 
 
-def _clean(value: Any) -> Any:
+def clean_value(value: Any) -> Any:
+    """``value`` (JSON data: dicts, lists, strings, numbers) with lone surrogates replaced in every string, keys
+    included; for data that did not come through :func:`loads_untrusted` (an SDK's parse)."""
     kind = type(value)
     if kind is str:
         return clean_text(value)
     if kind is dict:
-        return {clean_text(key): _clean(item) for key, item in value.items()}
-    if kind is list:
-        return [_clean(item) for item in value]
+        return {clean_text(key) if type(key) is str else key: clean_value(item) for key, item in value.items()}
+    if kind in (list, tuple):
+        return [clean_value(item) for item in value]
     return value
 
 
-def loads_untrusted(data: bytes | bytearray | str, *, allow_nan: bool = False) -> Any:
-    """Parse ``data`` as JSON (see the module doc). Raises only :class:`NotJSON` or :class:`UnusableJSON`."""
+def loads_untrusted(data: bytes | bytearray | str, *, allow_nan: bool = False, max_depth: int = MAX_DEPTH) -> Any:
+    """Parse ``data`` as JSON (see the module doc). Raises only :class:`NotJSON` or :class:`UnusableJSON`.
+
+    ``max_depth`` is for files that hold such values inside a few levels of their own (a report holds a skill's
+    output four levels down); values from outside keep the default."""
     try:
         text = data if isinstance(data, str) else bytes(data).decode("utf-8", "replace")
         if text[:1] == "\ufeff":
@@ -82,19 +87,19 @@ def loads_untrusted(data: bytes | bytearray | str, *, allow_nan: bool = False) -
         try:
             value = (_LAX if allow_nan else _STRICT).decode(text)
         except RecursionError:
-            raise UnusableJSON(f"nested deeper than {MAX_DEPTH} levels") from None
+            raise UnusableJSON(f"nested deeper than {max_depth} levels") from None
         except UnusableJSON:
             raise
         except json.JSONDecodeError as exc:
             raise NotJSON(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
         except ValueError as exc:  # an integer too long to convert, and the like: JSON we will not take
             raise UnusableJSON(f"cannot be read as JSON ({str(exc).splitlines()[0][:100]})") from None
-        if type(value) in (dict, list) and text.count("[") + text.count("{") > MAX_DEPTH \
-                and _depth_exceeds(value, MAX_DEPTH):
-            raise UnusableJSON(f"nested deeper than {MAX_DEPTH} levels")
+        if type(value) in (dict, list) and text.count("[") + text.count("{") > max_depth \
+                and _depth_exceeds(value, max_depth):
+            raise UnusableJSON(f"nested deeper than {max_depth} levels")
         # decoded bytes hold no surrogates: only escapes (or a str given as such) can bring them in
         if ("\\u" in text and _SURROGATE_ESCAPE.search(text)) or (data is text and _SURROGATE.search(text)):
-            value = _clean(value)
+            value = clean_value(value)
         return value
     except NotJSON:
         raise

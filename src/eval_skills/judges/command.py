@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, JudgeError, SkillError
-from ..procs import Child, describe_exit, feed_stdin, resolve_argv
+from ..procs import Child, describe_exit, feed_stdin, read_until_exit, resolve_argv
 from .base import Judge, Request, VerdictCache
 
 __all__ = ["CommandJudge"]
@@ -71,7 +71,10 @@ class CommandJudge(Judge):
         try:
             async with asyncio.timeout(self.timeout):
                 request_bytes = request.model_dump_json().encode()
-                out, _ = await asyncio.gather(_read(child), feed_stdin(child.proc.stdin, request_bytes))
+                # a judge that exits while something it started holds its stdout is read to its exit, not to the
+                # timeout
+                out, _ = await asyncio.gather(read_until_exit(child, _read(child)),
+                                              feed_stdin(child.proc.stdin, request_bytes))
                 await child.exited()
         except TimeoutError:
             raise JudgeError(f"the judge command timed out after {self.timeout:g} s") from None

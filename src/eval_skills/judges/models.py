@@ -14,7 +14,6 @@ among other text) and checks it against its request; a reply that does not fit r
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from typing import Annotated, Any, Literal
@@ -22,6 +21,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
 
 from ..errors import JudgeError
+from ..formats.untrusted import NotJSON, loads_untrusted
 from ..formats.workspace import Expectation, TranscriptEvent
 
 __all__ = [
@@ -130,9 +130,9 @@ def _json_object(text: str) -> dict[str, Any]:
     if 0 <= start < end:
         candidates.append(text[start:end + 1])
     for candidate in candidates:
-        try:
-            data = json.loads(candidate)
-        except ValueError:
+        try:  # read like every reply from outside: lone surrogates replaced, deep nesting refused
+            data = loads_untrusted(candidate)
+        except NotJSON:
             continue
         if isinstance(data, dict):
             return data

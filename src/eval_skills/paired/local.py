@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ..agents import Agent, AgentRequest, AgentResult, SkillSource
 from ..errors import InputError
+from ..procs import reap_orphans
 from .executor import OutputFile, RunOutput, RunSpec, SkillBundle
 
 __all__ = ["MAX_OUTPUT_FILE", "LocalExecutor", "thread_pool"]
@@ -90,6 +91,7 @@ class LocalExecutor:
                 pool.cancel()
             with contextlib.suppress(BaseException):
                 await pool
+            reap_orphans()  # what the agents left running (adopted, when this process is a subreaper)
             await asyncio.to_thread(shutil.rmtree, root, True)
 
     def _stage(self, bundle: SkillBundle, root: Path, staged: dict[str, Path]) -> Path:
@@ -115,19 +117,19 @@ class LocalExecutor:
         files = []
         for change in result.files:
             if change.kind == "deleted":
-                files.append(OutputFile(change.path, change.kind, None))
+                files.append(OutputFile(change.name, change.kind, None))
                 continue
             path = workdir / change.path
             if path.is_symlink() or not path.is_file():
-                files.append(OutputFile(change.path, change.kind, change.size, note="not a regular file"))
+                files.append(OutputFile(change.name, change.kind, change.size, note="not a regular file"))
             elif (change.size or 0) > self.max_file_bytes:
-                files.append(OutputFile(change.path, change.kind, change.size,
+                files.append(OutputFile(change.name, change.kind, change.size,
                                         note=f"larger than {self.max_file_bytes >> 20} MiB: not copied"))
             else:
                 try:
-                    files.append(OutputFile(change.path, change.kind, change.size, path.read_bytes()))
+                    files.append(OutputFile(change.name, change.kind, change.size, path.read_bytes()))
                 except OSError as exc:
-                    files.append(OutputFile(change.path, change.kind, change.size,
+                    files.append(OutputFile(change.name, change.kind, change.size,
                                             note=f"could not be read: {exc.strerror or exc}"))
         return files
 

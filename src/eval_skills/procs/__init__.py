@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 from .child import (
+    LEFTOVER_GRACE,
     MAX_LINE_BYTES,
     STDERR_BYTES,
     STREAM_LIMIT,
@@ -22,6 +23,7 @@ from .child import (
     excerpt,
     feed_stdin,
     read_line,
+    read_until_exit,
     resolve_argv,
     split_command,
 )
@@ -30,6 +32,7 @@ from .tree import become_subreaper, descendants, forget, kill_group, kill_tree, 
 
 __all__ = [
     "FDS_PER_TASK",
+    "LEFTOVER_GRACE",
     "MAX_LINE_BYTES",
     "STDERR_BYTES",
     "STREAM_LIMIT",
@@ -47,6 +50,7 @@ __all__ = [
     "open_fd_count",
     "raise_fd_limit",
     "read_line",
+    "read_until_exit",
     "reap_orphans",
     "resolve_argv",
     "resource_failure",

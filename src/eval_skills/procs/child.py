@@ -16,14 +16,16 @@ import shlex
 import shutil
 import signal
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from pathlib import Path
+from typing import Any, TypeVar
 
 from ..errors import HarnessResourceError, SkillCrashed, SkillProtocolError
 from .limits import resource_failure
 from .tree import forget, kill_group, kill_tree, reap_orphans, spawning
 
 __all__ = [
+    "LEFTOVER_GRACE",
     "MAX_LINE_BYTES",
     "STDERR_BYTES",
     "STREAM_LIMIT",
@@ -33,6 +35,7 @@ __all__ = [
     "excerpt",
     "feed_stdin",
     "read_line",
+    "read_until_exit",
     "resolve_argv",
     "split_command",
 ]
@@ -40,6 +43,8 @@ __all__ = [
 STREAM_LIMIT = 1 << 20  # asyncio StreamReader limit: its buffer pauses the pipe at twice this
 MAX_LINE_BYTES = 16 << 20  # the longest stdout line we accept
 STDERR_BYTES = 64 << 10  # the tail of stderr kept for error messages
+LEFTOVER_GRACE = 0.2  # seconds stdout may stay open after the program exited, held by what it started
+T = TypeVar("T")
 _PYTHON = re.compile(r"python(?:3(?:\.\d+)?)?")
 
 
@@ -308,3 +313,27 @@ class Child:
         how = describe_exit(code) if code is not None else "stopped"
         tail = self.stderr.tail()
         return SkillCrashed(f"{how} {what}" + (f"; stderr: {tail}" if tail else "; stderr was empty"))
+
+
+async def read_until_exit(child: Child, reading: Coroutine[Any, Any, T], grace: float = LEFTOVER_GRACE) -> T:
+    """Await ``reading``, which reads ``child``'s stdout to its end, and return what it returns.
+
+    If the program exits while something it started keeps stdout open (also from another session), the
+    leftovers get ``grace`` seconds to finish, then they are killed and our end of the pipe is closed, so the
+    reading sees the end whatever they do."""
+    task = asyncio.ensure_future(reading)
+    try:
+        waits: list[asyncio.Future[Any]] = [task, child.exit_future]
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        if not task.done():
+            await asyncio.wait([task], timeout=grace)
+            if not task.done():
+                kill_group(child.proc.pid)
+                reap_orphans()
+                await asyncio.wait([task], timeout=0.05)
+            if not task.done():
+                await child.kill()  # closes our end of its stdout: the reading sees the end
+        return await task
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import HarnessError, InputError
+from ..formats.untrusted import MAX_DEPTH
 
 __all__ = ["EXTENSIONS", "FORMATS", "load_report_file", "make_timestamp", "normalize_formats",
            "prepare_output_dir", "publish_file", "render", "render_json", "renderer", "write_reports"]
@@ -154,12 +155,17 @@ def write_reports(reports: Sequence[dict[str, Any]], formats: Sequence[str], out
     raise HarnessError(f"report folder {output_dir}: no free file name for eval-result-{stamp}")
 
 
+# a report holds each output four levels down ([{"taskResults": [{"output": ...}]}]): any output a skill may
+# send (up to MAX_DEPTH levels) must read back
+REPORT_DEPTH = MAX_DEPTH + 8
+
+
 def load_report_file(path: Path) -> list[dict[str, Any]]:
     """Read a JSON report file: an array of skill reports, or one report object (wrapped in a list).
     Reports written by the original eval-skills get the counts they lack (see :mod:`.original`)."""
     from ..formats._load import read_json  # lazily: pydantic is not needed to write reports
 
-    data = read_json(Path(path))
+    data = read_json(Path(path), max_depth=REPORT_DEPTH)
     single = isinstance(data, dict)
     items = [data] if single else data
     if not isinstance(items, list):

@@ -25,6 +25,7 @@ from typing import Any
 
 from ..agents import Agent, AgentRequest, AgentResult, AgentStatus
 from ..formats.routing_results import routing_run_dir
+from ..procs import reap_orphans
 from .plan import RoutingPlan, RunItem
 
 __all__ = ["RunOutcome", "RunSettings", "decide", "execute_runs", "remove_workspace", "run_one"]
@@ -143,6 +144,7 @@ async def execute_runs(plan: RoutingPlan, agent: Agent, settings: RunSettings, r
         for task in workers:
             task.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
+    reap_orphans()  # what the agents left running (adopted, when this process is a subreaper)
     if failed:
         everything.result()  # a fault of the harness itself (the store, a full disk) stops the test
     if everything.done() and not everything.cancelled():

@@ -44,6 +44,9 @@ function verdict(result) {
   }
   if (typeof result === "object" && result !== null && !Array.isArray(result)) {
     const passed = Boolean(result.passed);
+    if (typeof result.score === "number" && !Number.isFinite(result.score)) {
+      throw new Error(`returned score ${result.score}; expected a number from 0 to 1`);  // JSON would make it null
+    }
     const out = { score: typeof result.score === "number" ? result.score : passed ? 1 : 0, passed };
     if (result.reason !== undefined && result.reason !== null) out.reason = String(result.reason);
     return out;

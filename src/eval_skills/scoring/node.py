@@ -3,8 +3,9 @@
 A ``customScorerPath`` ending in ``.js``, ``.mjs`` or ``.cjs`` is run by ``_jsworker.mjs`` under ``node``,
 through the same worker mechanism as Python scorers (:mod:`.workers`): the same deadline, the same
 isolation (its own process group, its output kept off the harness's stdout), the same line protocol. One
-persistent worker per scorer file, started when the plan is checked and kept for the run; a worker past
-its deadline is stopped and the next call starts a fresh one.
+persistent worker per scorer file, started when the plan is checked and kept for the run (a call that finds
+it busy for over half a second starts a worker of its own, stopped when it is done); a worker past its
+deadline is stopped and the next call starts a fresh one.
 
 The scorer is an ES or CommonJS module whose default export (or export ``score``) is called as
 ``fn(output, expected, task)`` and may return a promise. The worker reads its verdict the original's way

@@ -17,9 +17,11 @@ speaks a small protocol of JSON lines, whatever its language:
 
 A worker that does not load within the deadline, does not answer within it, exits, or writes something
 that is not the protocol is stopped (its whole process tree) and the task gets the reason; the next call
-starts a fresh worker. Adding a language is one entry in :data:`WORKERS`: ``register_worker(".py")`` on a
-function ``(scorer_path, reply_fd) -> argv``, with ``max_workers`` when a language's workers are heavy enough to
-keep one per scorer file (Node.js, :mod:`.node`).
+starts a fresh worker. A call waits for a busy worker only briefly, then starts another, so one stuck
+call never makes the others late; its deadline starts when it has its worker. Adding a language is one
+entry in :data:`WORKERS`: ``register_worker(".py")`` on a function ``(scorer_path, reply_fd) -> argv``, with
+``max_workers`` when a language's workers are heavy enough to keep only one per scorer file (Node.js,
+:mod:`.node`).
 """
 
 from __future__ import annotations
@@ -47,13 +49,15 @@ __all__ = ["WORKERS", "ScorerWorkers", "WorkerKind", "register_worker"]
 
 WorkerCommand = Callable[[Path, int], list[str]]
 MAX_REPLY_BYTES = 1 << 20
+PATIENCE = 0.5  # seconds a call waits for a busy worker before it starts one of its own
 OUTPUT_TAIL = 4096
 
 
 @dataclass(frozen=True)
 class WorkerKind:
     """How workers of one language start (``command(scorer_path, reply_fd)``, which may raise ScorerError
-    saying what is missing) and how many one scorer file may have at once (None: as many as the run allows)."""
+    saying what is missing) and how many one scorer file runs at once and keeps (None: as many as asked; more
+start only for calls that could not wait for a busy one)."""
 
     command: WorkerCommand
     max_workers: int | None = None
@@ -235,9 +239,12 @@ def _kill_all() -> None:
 
 
 class ScorerWorkers:
-    """The workers of one scorer file: up to ``max_workers`` at once, started as calls need them.
+    """The workers of one scorer file, started as calls need them.
 
-    ``timeout`` bounds loading a worker and each call (a restarted worker loads within its call's time).
+    Up to ``max_workers`` run at once and are kept between calls. A call takes an idle worker, or waits for one
+    at most :data:`PATIENCE` seconds, then starts one of its own (stopped when it is done): a call never waits
+    behind another that may be stuck until its deadline. The deadline (``timeout``) starts when the call has
+    its worker, so it measures the call's own scoring (with loading, for a worker it started).
     Thread-safe; :meth:`close` stops them all.
     """
 
@@ -252,20 +259,18 @@ class ScorerWorkers:
         self.max_workers = max(1, min(max_workers, kind.max_workers or max_workers))
         self._command = kind.command
         self._idle: list[_Worker] = []
-        self._count = 0
+        self._count = 0  # workers alive, idle or busy
         self._closed = False
         self._sequence = 0
         self._cond = threading.Condition()
 
     def check(self) -> None:
         """Load one worker now (kept for the run): ScorerError saying why the file cannot be used."""
-        worker = self._take(time.monotonic() + self.timeout)
-        self._give_back(worker)
+        self._give_back(self._take()[0])
 
     def call(self, output: Any, expected: Any, task: Any) -> Any:
         """The scorer's verdict for one output: ScorerError for anything the scorer or its worker did."""
-        deadline = time.monotonic() + self.timeout
-        worker = self._take(deadline)
+        worker, deadline = self._take()
         self._sequence += 1
         try:
             reply = worker.request({"id": self._sequence, "output": output, "expected": expected, "task": task},
@@ -279,31 +284,37 @@ class ScorerWorkers:
             raise ScorerError(f"{self.name} {reply['error']}")
         return reply.get("result")
 
-    def _take(self, deadline: float) -> _Worker:
+    def _take(self) -> tuple[_Worker, float]:
+        """A worker for one call, and the call's deadline (from now: waiting is not the scorer's time)."""
+        patience = time.monotonic() + PATIENCE
         with self._cond:
             while True:
                 if self._closed:
                     raise ScorerError(f"{self.name}: scoring was stopped")
                 if self._idle:
-                    return self._idle.pop()
-                if self._count < self.max_workers:
+                    return self._idle.pop(), time.monotonic() + self.timeout
+                waited = time.monotonic() >= patience
+                if self._count < self.max_workers or waited:
                     self._count += 1
                     break
-                if not self._cond.wait(max(0.0, deadline - time.monotonic())):
-                    raise ScorerError(f"{self.name}: no worker was free within {self.timeout:g}s")
+                self._cond.wait(max(0.0, patience - time.monotonic()))
+        deadline = time.monotonic() + self.timeout
         try:  # a worker started for a call loads within that call's time
-            return _Worker(self._command, self.path, self.name, deadline, self.timeout)
+            return _Worker(self._command, self.path, self.name, deadline, self.timeout), deadline
         except BaseException:
             self._lost()
             raise
 
     def _give_back(self, worker: _Worker) -> None:
         with self._cond:
-            if self._closed:
-                worker.kill()
-                return
-            self._idle.append(worker)
+            keep = not self._closed and len(self._idle) < self.max_workers and self._count <= self.max_workers
+            if keep:
+                self._idle.append(worker)
+            else:
+                self._count -= 1
             self._cond.notify()
+        if not keep:
+            worker.kill()
 
     def _lost(self) -> None:
         with self._cond:

@@ -20,11 +20,10 @@ one result object, or (with ``--verbose``) a JSON array of every message ending 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ...formats.workspace import SkillEvent, UsageEvent
-from ..output import ParseContext, ParsedOutput, RawOutput
+from ..output import ParseContext, ParsedOutput, RawOutput, read_json
 from .common import READ_OF_SKILL_MD, JsonLinesParser, as_cost, as_int, obj, skill_read, text_of
 
 __all__ = ["ClaudeParser"]
@@ -134,7 +133,7 @@ class ClaudeParser(JsonLinesParser):
     def _whole_document(self, raw: RawOutput) -> None:
         """``--output-format json``, pretty-printed: the stdout as one JSON object or array."""
         try:
-            data = json.loads(raw.read_bytes())
+            data = read_json(raw.read_bytes())
         except ValueError:
             return
         self.problems.clear()

@@ -15,10 +15,11 @@ from abc import abstractmethod
 from collections.abc import Iterable
 from typing import Any
 
+from ...formats.untrusted import UnusableJSON
 from ...formats.workspace import MessageEvent, SkillEvent, ToolCallEvent, TranscriptEvent, UsageEvent
 from ...procs import excerpt
 from ..base import TokenUsage
-from ..output import OutputParser, ParseContext
+from ..output import OutputParser, ParseContext, read_json
 
 __all__ = ["READ_OF_SKILL_MD", "JsonLinesParser", "Transcript", "as_cost", "as_int", "obj", "skill_read", "text_of"]
 
@@ -137,9 +138,10 @@ class JsonLinesParser(OutputParser):
         if not line:
             return
         try:
-            data = json.loads(line)
-        except ValueError:
-            self.note(f"line {self.lines} is not JSON: {excerpt(line, 80)}")
+            data = read_json(line)
+        except ValueError as exc:
+            what = f"is not usable JSON ({exc})" if isinstance(exc, UnusableJSON) else "is not JSON"
+            self.note(f"line {self.lines} {what}: {excerpt(line, 80)}")
             return
         self.dispatch(data if isinstance(data, list) else [data])
 

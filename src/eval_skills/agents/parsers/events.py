@@ -10,16 +10,16 @@ There is no response without a ``final`` line.
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from ...formats.untrusted import UnusableJSON
 from ...formats.workspace import FinalEvent, ToolCallEvent, TranscriptEvent, UsageEvent
 from ...procs import excerpt
 from ..base import TokenUsage
-from ..output import OutputParser, ParsedOutput, RawOutput
+from ..output import OutputParser, ParsedOutput, RawOutput, read_json
 
 __all__ = ["EventsParser"]
 
@@ -45,9 +45,10 @@ class EventsParser(OutputParser):
         if not line:
             return
         try:
-            data = json.loads(line)
-        except ValueError:
-            self.note(f"line {self.lines} is not JSON: {excerpt(line, 80)}")
+            data = read_json(line)
+        except ValueError as exc:
+            what = f"is not usable JSON ({exc})" if isinstance(exc, UnusableJSON) else "is not JSON"
+            self.note(f"line {self.lines} {what}: {excerpt(line, 80)}")
             return
         try:
             event = _events().validate_python(data)
