@@ -83,6 +83,33 @@ def test_openai_falls_back_when_structured_output_is_refused() -> None:
     assert all(body["temperature"] == 0 for body in api.chat_requests())
 
 
+@pytest.mark.parametrize("backend", ["openai", "anthropic"])
+def test_a_request_refused_every_way_leaves_structured_output_on(backend: str) -> None:
+    """A 400 about the request itself (too long for the model) is refused whatever way the JSON is asked for: it
+    is that request's judge error, and the next requests still ask for structured output."""
+    too_long = {"openai": error, "anthropic": anthropic_error}[backend](400, "prompt is too long: 210000 tokens")
+    server = FakeOpenAI() if backend == "openai" else FakeAnthropic()
+    verdict = json.dumps({"score": 0.5, "reason": "ok"})
+
+    def answer(request):
+        if "HUGE" in json.dumps(request.body):
+            return too_long
+        return completion(verdict) if backend == "openai" else message(tool_input=json.loads(verdict))
+
+    with server as api:
+        api.handler = answer
+        base = api.url if backend == "openai" else api.base
+        judge = create_judge(backend, model="judge-model", base_url=base, max_retries=0)
+        failed = ask(judge, ScoreRequest(rubric="r", output="HUGE"))
+        fine = ask(judge, SCORE)
+        bodies = [r.body for r in api.posts()]
+    assert failed.error.startswith("the judge answered 400") and fine.ok and fine.verdict.score == 0.5
+    ways = [b.get("response_format", {}).get("type") if backend == "openai" else
+            "output_config" if "output_config" in b else "tool" if "tools" in b else None for b in bodies]
+    best = "json_schema" if backend == "openai" else "output_config"
+    assert ways[-1] == best and ways.count(best) == 3  # each attempt tried every way; then the best way again
+
+
 def test_a_reply_that_does_not_fit_is_asked_once_more_then_a_judge_error() -> None:
     with FakeOpenAI() as api:
         api.script(completion("I think it is good."), completion('{"score": 0.75, "reason": "mostly"}'))

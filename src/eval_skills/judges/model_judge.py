@@ -8,7 +8,8 @@ backend's usual variable; it is required for the provider's own endpoint and opt
 
 Each backend lists its ways of asking for JSON, best first (structured output, then a JSON mode, then
 plain text). An endpoint that refuses one (a 400 reply) is asked at once the next way, and the judge keeps
-to the way that worked. Whatever comes back is checked by :func:`~eval_skills.judges.models.parse_verdict`.
+to the way that worked (only once one has: a request refused every way, one too long for the model say, leaves
+the judge as it was). Whatever comes back is checked by :func:`~eval_skills.judges.models.parse_verdict`.
 """
 
 from __future__ import annotations
@@ -74,15 +75,19 @@ class ModelJudge(Judge):
         system, user = render(request, problem)
         client = make_client(self.provider, key=self.key()[0], base_url=self.base_url, timeout=self.timeout,
                              max_retries=self.max_retries)
+        mode = self.mode
         try:
             while True:
-                mode = self.modes[self.mode]
                 try:
-                    return await self.send(client, mode, request.kind, system, user)
+                    text = await self.send(client, self.modes[mode], request.kind, system, user)
                 except Exception as exc:
-                    if getattr(exc, "status_code", None) != 400 or self.mode + 1 >= len(self.modes):
+                    if getattr(exc, "status_code", None) != 400 or mode + 1 >= len(self.modes):
                         raise JudgeError(_describe(exc)) from None
-                    self.mode += 1  # the endpoint refused this way of asking for JSON: the next one
+                    mode += 1  # the endpoint refused this way of asking for JSON (or this request): the next one
+                    continue
+                # keep to the way that worked; a request refused every way (too long, say) changes nothing
+                self.mode = max(self.mode, mode)
+                return text
         finally:
             await client.close()
 
