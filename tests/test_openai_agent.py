@@ -178,6 +178,21 @@ def test_a_malformed_or_failing_endpoint_is_an_error(api: FakeOpenAI, workspace:
     assert result.status == "error" and result.error.startswith(error_text) and result.response is None
 
 
+def test_a_key_the_endpoint_quotes_back_is_not_kept(api: FakeOpenAI, workspace: Path) -> None:
+    def quote(request):
+        said = request.headers["authorization"]
+        if len(api.chat_requests()) == 1:
+            return completion(f"Your header was {said}.")
+        return Reply(400, {"error": {"message": f"invalid request from {said}", "type": "invalid_request_error"}})
+
+    api.handler = quote
+    answered = run(agent_for(api), AgentRequest("hi", workspace, timeout=30))
+    failed = run(agent_for(api), AgentRequest("hi", workspace, timeout=30))
+    assert answered.response == "Your header was Bearer ***." and KEY not in answered.raw_stdout.text()
+    assert KEY not in json.dumps(answered.to_json())
+    assert failed.error.startswith("the endpoint answered 400: Error code: 400 - invalid request from Bearer ***")
+
+
 def test_max_turns_and_timeout(api: FakeOpenAI, workspace: Path) -> None:
     api.handler = lambda request: completion(None, [tool_call("list_files", {})])  # never answers
     result = run(agent_for(api, max_turns=3), AgentRequest("hi", workspace, timeout=30))

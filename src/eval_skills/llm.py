@@ -2,7 +2,9 @@
 when used), the key lookup, and the quick check that an endpoint answers before anything runs.
 
 Shared by the ``openai`` agent and the ``openai`` and ``anthropic`` judges. The SDKs retry 429 and 5xx
-replies with exponential backoff (honouring ``retry-after``) and apply the timeouts given here.
+replies with exponential backoff (honouring ``retry-after``) and apply the timeouts given here. What an endpoint
+sends back is untrusted: a proxy may quote the key it was sent in an error message, so :func:`redact` takes it
+out of every text that is kept (errors, replies) before it can reach a report, a log or the store.
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ from typing import Any
 
 from .errors import InputError
 
-__all__ = ["CHECK_TIMEOUT", "check_endpoint", "find_key", "make_client"]
+__all__ = ["CHECK_TIMEOUT", "check_endpoint", "find_key", "make_client", "redact"]
 
 CHECK_TIMEOUT = 5.0  # seconds the reachability check waits
 NO_KEY = "no-key"  # sent to servers that need none (the SDKs refuse an empty key)
+SECRET_MIN = 8  # shorter keys (a local server's "x") are not looked for: they would blank ordinary text
 
 
 def find_key(variables: tuple[str, ...], env: Mapping[str, str] | None = None) -> tuple[str | None, str | None]:
@@ -26,6 +29,11 @@ def find_key(variables: tuple[str, ...], env: Mapping[str, str] | None = None) -
         if env.get(name):
             return env[name], name
     return None, None
+
+
+def redact(text: str, key: str | None) -> str:
+    """``text`` with every occurrence of ``key`` replaced by ``***`` (keys shorter than 8 characters are left)."""
+    return text.replace(key, "***") if key and len(key) >= SECRET_MIN and key in text else text
 
 
 def make_client(provider: str, *, key: str | None, base_url: str | None, timeout: float, max_retries: int,
