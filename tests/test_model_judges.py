@@ -188,6 +188,25 @@ def closed_port() -> int:
 
 
 @pytest.mark.parametrize("backend", ["openai", "anthropic"])
+def test_a_wrong_base_url_stops_before_a_run(backend: str) -> None:
+    """A server answering 404 to the model list is asked once on the judge's own route: a 404 there too is a wrong
+    base URL (a path missing its /v1), one token answered is a server without a model list."""
+    not_found = Reply(404, {"error": {"message": "Not Found", "type": "not_found"}})
+    server = FakeOpenAI() if backend == "openai" else FakeAnthropic()
+    with server as api:
+        api.get_handler = lambda request: not_found
+        api.handler = lambda request: not_found
+        base = api.base  # without /v1 for openai: the mistake
+        with pytest.raises(InputError, match=f"answers 404 to its model list and to a request for model 'm'.*"
+                                             "check the base URL"):
+            create_judge(backend, model="m", base_url=base).check()
+        assert [r.method for r in api.requests] == ["GET", "POST"]
+        assert api.posts()[0].body["max_tokens"] == 1
+        api.handler = lambda request: (completion("OK") if backend == "openai" else message(text="OK"))
+        create_judge(backend, model="m", base_url=base).check()  # no model list, but it answers
+
+
+@pytest.mark.parametrize("backend", ["openai", "anthropic"])
 def test_checks_before_a_run(backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
     variable = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}[backend]
     with pytest.raises(InputError, match=f"the {backend} judge needs a model"):

@@ -242,6 +242,18 @@ def test_checks_before_a_run(api: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -
     assert os.environ.get("OPENAI_API_KEY") is None
 
 
+def test_a_base_url_without_v1_stops_before_a_run(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with FakeOpenAI() as local:
+        local.handler = lambda request: Reply(404, {"error": {"message": f"no route {request.path}"}})
+        with pytest.raises(InputError, match=f"{local.base} answers 404 to its model list and to a request for "
+                                             "model 'llama'"):
+            create_agent("openai", base_url=local.base, model="llama").check()
+        create_agent("openai", base_url=local.url, model="llama").check()
+    assert [(r.method, r.path) for r in local.requests] == [
+        ("GET", "/models"), ("POST", "/chat/completions"), ("GET", "/v1/models")]
+
+
 def test_a_local_server_needs_no_key(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with FakeOpenAI() as local:

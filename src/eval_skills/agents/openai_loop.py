@@ -74,7 +74,7 @@ class OpenAIAgent(Agent):
             raise InputError(f"the openai agent needs a key: {self.api_key_env} is not set", field="--api-key-env",
                              hint="set it, name another variable with --api-key-env, or give --base-url")
         check_endpoint("openai", key=key, base_url=self.base_url, what="the openai agent", field="--base-url",
-                       key_name=self.api_key_env if key else None)
+                       key_name=self.api_key_env if key else None, model=self.model)
 
     async def execute(self, request: AgentRequest, workspace: Path, installed: list[str]) -> Execution:
         raw = RawOutput()

@@ -68,7 +68,8 @@ class ModelJudge(Judge):
         key, source = self.key()
         if key is None and self.base_url is None:
             raise InputError(f"{what} needs a key: set {KEY_VARIABLE} or {self.key_variable}", field="--judge")
-        check_endpoint(self.provider, key=key, base_url=self.base_url, what=what, field="--judge", key_name=source)
+        check_endpoint(self.provider, key=key, base_url=self.base_url, what=what, field="--judge", key_name=source,
+                       model=self.model)
 
     async def ask(self, request: Request, attempt: int, problem: str | None) -> str:
         if not self.model:
