@@ -197,7 +197,7 @@ def test_a_wrong_base_url_stops_before_a_run(backend: str) -> None:
         api.get_handler = lambda request: not_found
         api.handler = lambda request: not_found
         base = api.base  # without /v1 for openai: the mistake
-        with pytest.raises(InputError, match=f"answers 404 to its model list and to a request for model 'm'.*"
+        with pytest.raises(InputError, match="answers 404 to its model list and to a request for model 'm'.*"
                                              "check the base URL"):
             create_judge(backend, model="m", base_url=base).check()
         assert [r.method for r in api.requests] == ["GET", "POST"]
