@@ -108,7 +108,7 @@ def test_claude_split_message_without_a_result_line(tmp_path: Path, workspace: P
 
 
 @pytest.mark.parametrize(("name", "error"), [
-    ("claude", "Claude Code reported success: API Error: overloaded"),
+    ("claude", "Claude Code reported an error after 1 turn: API Error: overloaded"),
     ("codex", "codex reported: stream disconnected before completion"),
     ("opencode", "opencode reported: provider overloaded"),
 ])
@@ -137,6 +137,31 @@ def test_crash_and_timeout(name: str, tmp_path: Path, workspace: Path) -> None:
     assert crashed.skills_invoked == ["csv-summary"]  # what it printed before crashing is kept
     hung = run(create_agent(name, env=script(tmp_path, mode="hang")), AgentRequest("hi", workspace, timeout=0.5))
     assert hung.status == "timeout" and hung.error.startswith("timed out after 0.5 s")
+
+
+@pytest.mark.parametrize(("name", "file", "code", "status", "error", "skills", "warnings"), [
+    ("claude", "claude-stream-json-hooks-subagent-max-turns.constructed.jsonl", 1, "error",
+     "Claude Code reported error_max_turns after 4 turns: Reached maximum number of turns (4); stderr: ",
+     ["tools:csv-summary", "csv-summary"], 1),
+    ("claude", "claude-stream-json-skill-command-empty-result.constructed.jsonl", 0, "ok", None, ["csv-summary"], 0),
+    ("codex", "codex-exec-json-recovered.constructed.jsonl", 0, "ok", None, ["csv-summary", "csv-charts"], 3),
+    ("codex", "codex-exec-json-turn-failed.constructed.jsonl", 1, "error",
+     "codex reported: stream disconnected before completion: Transport error: timeout", [], 0),
+    ("opencode", "opencode-run-json-refused-skill.constructed.jsonl", 0, "ok", None, ["csv-summary"], 2),
+])
+def test_each_preset_on_awkward_output(name: str, file: str, code: int, status: str, error: str | None,
+                                       skills: list[str], warnings: int, tmp_path: Path, workspace: Path) -> None:
+    """The CLI prints a constructed sample (hooks, subagents, refused skills, recovered and failed turns); the
+    run's status, error, skills and warnings follow what it printed, whatever the exit status says."""
+    sample = Path(__file__).parent / "data" / "agents" / file
+    result = run(create_agent(name, env=script(tmp_path, replay=str(sample), exit=code, stderr="note")),
+                 AgentRequest("summarise sales.csv", workspace, timeout=30))
+    assert result.status == status and result.exit_code == code
+    assert result.error is None if error is None else result.error.startswith(error), result.error
+    assert result.response is None or result.response.startswith("sales.csv has 3 rows")
+    assert (result.response is None) == (status == "error")
+    assert result.skills_invoked == skills and len(result.warnings) == warnings, result.warnings
+    assert result.raw_stdout.read_bytes() == sample.read_bytes()
 
 
 def test_codex_and_opencode_command_lines(tmp_path: Path, workspace: Path) -> None:

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
+import os
+import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from fakes import fake_agent
+from fakes import FAKE_AGENT, fake_agent
 from procs import wait_gone
 
 from eval_skills.agents import AgentRequest, SkillSource, create_agent
@@ -120,6 +124,46 @@ def test_timeout_kills_the_whole_group(tmp_path: Path, workspace: Path) -> None:
     assert isinstance(result.transcript[0], MessageEvent)  # what came before the timeout is kept
     pids = [int(line) for line in pid_file.read_text().split()]
     assert len(pids) == 2 and all(wait_gone(pid) for pid in pids)
+
+
+def test_timeout_kills_descendants_that_left_the_group(tmp_path: Path, workspace: Path) -> None:
+    """A child in its own session (``setsid cmd &``) is no member of the group: it is found by parent links
+    while the agent still lives, and killed with it."""
+    pid_file = tmp_path / "pids"
+    agent = fake_agent({"mode": "hang", "spawn_child": True, "detach_child": True, "pid_file": str(pid_file)})
+    result = run(agent, AgentRequest("go", workspace, timeout=1.5))
+    assert result.status == "timeout"
+    pids = [int(line) for line in pid_file.read_text().split()]
+    try:
+        assert len(pids) == 3 and all(wait_gone(pid) for pid in pids)
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_a_command_leaves_nothing_its_agents_left_running(tmp_path: Path) -> None:
+    """An agent that ends normally but leaves a process outside its group (``setsid cmd &``): the command
+    running it adopts the orphan and kills it, so nothing goes on changing the workspace after the run."""
+    from test_routing import write_skill
+
+    skill = write_skill(tmp_path / "invoice-check", "Checks invoices. Use for invoices.",
+                        [{"query": "check this invoice", "should_trigger": True}])
+    pid_file = tmp_path / "pids"
+    script = {"skill": "invoice-check", "detach_child": True, "pid_file": str(pid_file)}
+    done = subprocess.run([sys.executable, "-m", "eval_skills", "routing", "--skill-path", str(skill),
+                           "--agent-cmd", f"python {FAKE_AGENT} --prompt-file {{prompt_file}}", "--agent-output",
+                           "events", "--runs", "1", "--no-store", "--workspace", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env={**os.environ, "HOME": str(tmp_path), "FAKE_AGENT_JSON": json.dumps(script)})
+    assert done.returncode == 0, done.stderr
+    pids = [int(line) for line in pid_file.read_text().split()]
+    try:
+        assert len(pids) == 2 and all(wait_gone(pid) for pid in pids)
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def test_cancelling_a_run_kills_the_group(tmp_path: Path, workspace: Path) -> None:

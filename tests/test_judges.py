@@ -146,6 +146,32 @@ def test_parse_verdict_rules() -> None:
     assert verdict.expectations[0].text == "one" and verdict.expectations[0].evidence == ""
 
 
+@pytest.mark.parametrize(("reply", "score"), [
+    ('Looking at {the rubric}, it fits. {"score": 0.9, "reason": "good"}', 0.9),  # braces in the prose
+    ('{"score": 0.9, "reason": "good"}\nNote: a {"score"} key is what you asked for.', 0.9),
+    ('```json\n{"score": 0.2, "reason": "r", "details": {"score": 1}}\n```', 0.2),  # nested objects are fields
+    ('The verdict {"score": 0.4} and again {"score": 0.4}', 0.4),  # the same verdict twice
+    ('{"note": "thinking"} then {"score": 0.7}', 0.7),  # only one object fits
+])
+def test_verdicts_among_prose(reply: str, score: float) -> None:
+    verdict = parse_verdict(ScoreRequest(rubric="r"), reply)
+    assert isinstance(verdict, ScoreVerdict) and verdict.score == score
+
+
+@pytest.mark.parametrize(("reply", "error"), [
+    ('Example: {"score": 0, "reason": "example"}\nMine: {"score": 0.9, "reason": "good"}',
+     "the reply holds 2 different verdicts"),
+    ('{"score": 2} and {"reason": "no score"}', "the reply does not fit a score verdict: score"),
+    ("{ never closed", "the reply is not a JSON object"),
+    ("{" * 100_000, "the reply is not a JSON object"),
+])
+def test_replies_that_do_not_give_one_verdict(reply: str, error: str) -> None:
+    started = time.monotonic()
+    with pytest.raises(JudgeError, match=error):
+        parse_verdict(ScoreRequest(rubric="r"), reply)
+    assert time.monotonic() - started < 2
+
+
 def test_requests_are_checked() -> None:
     with pytest.raises(ValidationError):
         GradeRequest(prompt="p", response="r", assertions=[])

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from fakes import FAKE_JUDGE
-from fakes.openai_server import FakeOpenAI, completion
+from fakes.openai_server import FakeOpenAI, Reply, Request, completion
 from test_cli_eval import chaos_skill, cli
 
 from eval_skills.cli import cli as main_cli
@@ -157,6 +157,33 @@ def test_a_model_judge_from_the_config(tmp_path: Path) -> None:
     assert body["model"] == "judge-m" and body["temperature"] == 0
     user = body["messages"][1]["content"]
     assert "<rubric>\nNames \"Paris\" as the capital\n</rubric>" in user and "The capital of France is Paris." in user
+
+
+def test_a_key_the_judge_quotes_back_reaches_no_report_and_not_the_store(tmp_path: Path) -> None:
+    """A proxy that quotes the key it was sent (in an error, in a reply): the tasks' results say ``***``."""
+    key = "sk-qa-" + "7" * 24
+    skill = echo_skill(tmp_path)
+    tasks = tasks_file(tmp_path, [dict(TASKS[0]), dict(TASKS[3])])
+
+    def quote_the_key(request: Request) -> Reply:
+        said = request.headers["authorization"]
+        if "Paris" in json.dumps(request.body):
+            return Reply(400, {"error": {"message": f"bad request from {said}", "type": "invalid_request_error"}})
+        return completion(json.dumps({"score": 0.1, "reason": f"you sent {said}"}))
+
+    with FakeOpenAI(key=key) as api:
+        api.handler = quote_the_key
+        (tmp_path / "eval-skills.config.yaml").write_text(f"llm:\n  model: judge-m\n  baseUrl: {api.url}\n")
+        out = cli("eval", "--skills", skill, "--tasks", tasks, "--store", tmp_path / "s.db", "--output-dir",
+                  tmp_path / "reports", "--format", "json,markdown,html,csv,junit", cwd=tmp_path,
+                  env={"EVAL_SKILLS_LLM_KEY": key})
+    assert out.returncode == 0, out.stderr
+    got = results(tmp_path)
+    assert got["paris"]["error"].endswith("the judge answered 400: Error code: 400 - bad request from Bearer ***")
+    assert got["original-form"]["reason"].startswith("you sent Bearer *** [judge openai/judge-m")
+    assert key not in out.stdout + out.stderr
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert len(files) > 4 and not [p for p in files if key.encode() in p.read_bytes()]
 
 
 def test_the_scorer_is_given_its_judge_from_above(tmp_path: Path) -> None:

@@ -83,6 +83,33 @@ def test_openai_falls_back_when_structured_output_is_refused() -> None:
     assert all(body["temperature"] == 0 for body in api.chat_requests())
 
 
+@pytest.mark.parametrize("backend", ["openai", "anthropic"])
+def test_a_request_refused_every_way_leaves_structured_output_on(backend: str) -> None:
+    """A 400 about the request itself (too long for the model) is refused whatever way the JSON is asked for: it
+    is that request's judge error, and the next requests still ask for structured output."""
+    too_long = {"openai": error, "anthropic": anthropic_error}[backend](400, "prompt is too long: 210000 tokens")
+    server = FakeOpenAI() if backend == "openai" else FakeAnthropic()
+    verdict = json.dumps({"score": 0.5, "reason": "ok"})
+
+    def answer(request):
+        if "HUGE" in json.dumps(request.body):
+            return too_long
+        return completion(verdict) if backend == "openai" else message(tool_input=json.loads(verdict))
+
+    with server as api:
+        api.handler = answer
+        base = api.url if backend == "openai" else api.base
+        judge = create_judge(backend, model="judge-model", base_url=base, max_retries=0)
+        failed = ask(judge, ScoreRequest(rubric="r", output="HUGE"))
+        fine = ask(judge, SCORE)
+        bodies = [r.body for r in api.posts()]
+    assert failed.error.startswith("the judge answered 400") and fine.ok and fine.verdict.score == 0.5
+    ways = [b.get("response_format", {}).get("type") if backend == "openai" else
+            "output_config" if "output_config" in b else "tool" if "tools" in b else None for b in bodies]
+    best = "json_schema" if backend == "openai" else "output_config"
+    assert ways[-1] == best and ways.count(best) == 3  # each attempt tried every way; then the best way again
+
+
 def test_a_reply_that_does_not_fit_is_asked_once_more_then_a_judge_error() -> None:
     with FakeOpenAI() as api:
         api.script(completion("I think it is good."), completion('{"score": 0.75, "reason": "mostly"}'))
@@ -158,6 +185,25 @@ def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+@pytest.mark.parametrize("backend", ["openai", "anthropic"])
+def test_a_wrong_base_url_stops_before_a_run(backend: str) -> None:
+    """A server answering 404 to the model list is asked once on the judge's own route: a 404 there too is a wrong
+    base URL (a path missing its /v1), one token answered is a server without a model list."""
+    not_found = Reply(404, {"error": {"message": "Not Found", "type": "not_found"}})
+    server = FakeOpenAI() if backend == "openai" else FakeAnthropic()
+    with server as api:
+        api.get_handler = lambda request: not_found
+        api.handler = lambda request: not_found
+        base = api.base  # without /v1 for openai: the mistake
+        with pytest.raises(InputError, match="answers 404 to its model list and to a request for model 'm'.*"
+                                             "check the base URL"):
+            create_judge(backend, model="m", base_url=base).check()
+        assert [r.method for r in api.requests] == ["GET", "POST"]
+        assert api.posts()[0].body["max_tokens"] == 1
+        api.handler = lambda request: (completion("OK") if backend == "openai" else message(text="OK"))
+        create_judge(backend, model="m", base_url=base).check()  # no model list, but it answers
 
 
 @pytest.mark.parametrize("backend", ["openai", "anthropic"])

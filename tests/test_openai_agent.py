@@ -178,6 +178,21 @@ def test_a_malformed_or_failing_endpoint_is_an_error(api: FakeOpenAI, workspace:
     assert result.status == "error" and result.error.startswith(error_text) and result.response is None
 
 
+def test_a_key_the_endpoint_quotes_back_is_not_kept(api: FakeOpenAI, workspace: Path) -> None:
+    def quote(request):
+        said = request.headers["authorization"]
+        if len(api.chat_requests()) == 1:
+            return completion(f"Your header was {said}.")
+        return Reply(400, {"error": {"message": f"invalid request from {said}", "type": "invalid_request_error"}})
+
+    api.handler = quote
+    answered = run(agent_for(api), AgentRequest("hi", workspace, timeout=30))
+    failed = run(agent_for(api), AgentRequest("hi", workspace, timeout=30))
+    assert answered.response == "Your header was Bearer ***." and KEY not in answered.raw_stdout.text()
+    assert KEY not in json.dumps(answered.to_json())
+    assert failed.error.startswith("the endpoint answered 400: Error code: 400 - invalid request from Bearer ***")
+
+
 def test_max_turns_and_timeout(api: FakeOpenAI, workspace: Path) -> None:
     api.handler = lambda request: completion(None, [tool_call("list_files", {})])  # never answers
     result = run(agent_for(api, max_turns=3), AgentRequest("hi", workspace, timeout=30))
@@ -225,6 +240,18 @@ def test_checks_before_a_run(api: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -
     with pytest.raises(InputError, match="max turns"):
         create_agent("openai", model="m", max_turns=0)
     assert os.environ.get("OPENAI_API_KEY") is None
+
+
+def test_a_base_url_without_v1_stops_before_a_run(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with FakeOpenAI() as local:
+        local.handler = lambda request: Reply(404, {"error": {"message": f"no route {request.path}"}})
+        with pytest.raises(InputError, match=f"{local.base} answers 404 to its model list and to a request for "
+                                             "model 'llama'"):
+            create_agent("openai", base_url=local.base, model="llama").check()
+        create_agent("openai", base_url=local.url, model="llama").check()
+    assert [(r.method, r.path) for r in local.requests] == [
+        ("GET", "/models"), ("POST", "/chat/completions"), ("GET", "/v1/models")]
 
 
 def test_a_local_server_needs_no_key(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:

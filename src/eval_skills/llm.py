@@ -2,7 +2,9 @@
 when used), the key lookup, and the quick check that an endpoint answers before anything runs.
 
 Shared by the ``openai`` agent and the ``openai`` and ``anthropic`` judges. The SDKs retry 429 and 5xx
-replies with exponential backoff (honouring ``retry-after``) and apply the timeouts given here.
+replies with exponential backoff (honouring ``retry-after``) and apply the timeouts given here. What an endpoint
+sends back is untrusted: a proxy may quote the key it was sent in an error message, so :func:`redact` takes it
+out of every text that is kept (errors, replies) before it can reach a report, a log or the store.
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ from typing import Any
 
 from .errors import InputError
 
-__all__ = ["CHECK_TIMEOUT", "check_endpoint", "find_key", "make_client"]
+__all__ = ["CHECK_TIMEOUT", "check_endpoint", "find_key", "make_client", "redact"]
 
 CHECK_TIMEOUT = 5.0  # seconds the reachability check waits
 NO_KEY = "no-key"  # sent to servers that need none (the SDKs refuse an empty key)
+SECRET_MIN = 8  # shorter keys (a local server's "x") are not looked for: they would blank ordinary text
 
 
 def find_key(variables: tuple[str, ...], env: Mapping[str, str] | None = None) -> tuple[str | None, str | None]:
@@ -26,6 +29,11 @@ def find_key(variables: tuple[str, ...], env: Mapping[str, str] | None = None) -
         if env.get(name):
             return env[name], name
     return None, None
+
+
+def redact(text: str, key: str | None) -> str:
+    """``text`` with every occurrence of ``key`` replaced by ``***`` (keys shorter than 8 characters are left)."""
+    return text.replace(key, "***") if key and len(key) >= SECRET_MIN and key in text else text
 
 
 def make_client(provider: str, *, key: str | None, base_url: str | None, timeout: float, max_retries: int,
@@ -43,10 +51,12 @@ def make_client(provider: str, *, key: str | None, base_url: str | None, timeout
 
 
 def check_endpoint(provider: str, *, key: str | None, base_url: str | None, what: str, field: str,
-                   key_name: str | None, timeout: float = CHECK_TIMEOUT) -> None:
+                   key_name: str | None, model: str | None = None, timeout: float = CHECK_TIMEOUT) -> None:
     """InputError unless the endpoint answers a quick request (listing its models) without refusing the key.
 
-    A server that answers with another error (a 404 from one without a model list, a 5xx) is reachable."""
+    A server that answers with another error (a 5xx) is reachable. A 404 for the model list is a server without
+    one, or a wrong base URL: with ``model`` given, the route the run uses is asked once for one token (never
+    paid for with the providers' own APIs, which list their models), and a 404 there too stops the run."""
     where = base_url or ("the Anthropic API" if provider == "anthropic" else "the OpenAI API")
     client = make_client(provider, key=key, base_url=base_url, timeout=timeout, max_retries=0, sync=True)
     sdk: Any
@@ -55,14 +65,24 @@ def check_endpoint(provider: str, *, key: str | None, base_url: str | None, what
     else:
         import openai as sdk
     try:
-        if provider == "anthropic":
-            client.models.list(limit=1)
-        else:
-            client.models.list()
+        try:
+            if provider == "anthropic":
+                client.models.list(limit=1)
+            else:
+                client.models.list()
+        except sdk.NotFoundError:
+            if model:
+                _ask_one_token(client, provider, model)
     except (sdk.AuthenticationError, sdk.PermissionDeniedError) as exc:
         source = f"the key in {key_name}" if key_name else "the request without a key"
         raise InputError(f"{what}: {where} refused {source} ({exc.status_code})", field=field,
                          hint="check the key") from None
+    except sdk.NotFoundError as exc:  # the run's own route, after the model list: nothing there either
+        said = redact(" ".join(str(getattr(exc, "message", exc)).split())[:200], key)
+        raise InputError(f"{what}: {where} answers 404 to its model list and to a request for model {model!r} "
+                         f"({said})", field=field,
+                         hint="check the base URL (an OpenAI-compatible server's usually ends in /v1) and the "
+                              "model") from None
     except sdk.APIConnectionError as exc:  # includes timeouts
         cause = exc.__cause__ or exc
         raise InputError(f"{what}: cannot reach {where} ({type(cause).__name__}: {cause})", field=field,
@@ -71,3 +91,11 @@ def check_endpoint(provider: str, *, key: str | None, base_url: str | None, what
         pass  # it answered
     finally:
         client.close()
+
+
+def _ask_one_token(client: Any, provider: str, model: str) -> None:
+    message = [{"role": "user", "content": "Reply with OK."}]
+    if provider == "anthropic":
+        client.messages.create(model=model, max_tokens=1, messages=message)
+    else:
+        client.chat.completions.create(model=model, max_tokens=1, messages=message)

@@ -31,7 +31,9 @@ The script is JSON from ``--config``, else the file named by ``FAKE_AGENT_CONFIG
                      "garbage" (non-JSON and invalid event lines between the good ones)
     stderr           text written to stderr
     delay            seconds to sleep before answering
-    pid_file         where "hang" writes its pid and its child's, one per line
+    pid_file         where "hang" writes its pid and its child's, one per line (and where detach_child's goes)
+    detach_child     true: start a child that leaves the process group (its own session, as `setsid cmd &`
+                     does) and sleeps; it is left running when the agent ends or hangs
     log              a file to which each run appends one JSON line: prompt, cwd, model, skill_installed,
                      skill_used, skills_present (the folders in skills_dir), arrival, listing (the files in
                      its cwd when it started, skills left out)
@@ -161,12 +163,16 @@ def main() -> int:
         emit({"type": "message", "role": "assistant", "text": "Looking at the task."})
     if mode == "crash":
         raise RuntimeError("the fake agent crashed on purpose")
+    sleeper = [sys.executable, "-c", "import time; time.sleep(600)"]
+    pids = [os.getpid()]
+    if script.get("spawn_child") and mode == "hang":
+        pids.append(subprocess.Popen(sleeper).pid)
+    if script.get("detach_child"):
+        pids.append(subprocess.Popen(sleeper, start_new_session=True, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).pid)
+    if script.get("pid_file"):
+        Path(script["pid_file"]).write_text("".join(f"{pid}\n" for pid in pids))
     if mode == "hang":
-        pids = [os.getpid()]
-        if script.get("spawn_child"):
-            pids.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"]).pid)
-        if script.get("pid_file"):
-            Path(script["pid_file"]).write_text("".join(f"{pid}\n" for pid in pids))
         time.sleep(600)
     matched = trigger is None or re.search(trigger, prompt, re.IGNORECASE) is not None
     others = [str(name) for name in script.get("also", [])] if matched else []

@@ -19,6 +19,9 @@ the file named by ``FAKE_CLI_CONFIG``, else the text of ``FAKE_CLI_JSON``; every
                      (the stream stops before the result line), "split" (the answer's API message comes as
                      two lines with the same id and usage, and the stream stops before the result line)
     stderr           text written to stderr
+    replay           a file of that CLI's output (a sample): printed line for line instead of what the script
+                     describes (the command line is still checked, the prompt still read)
+    exit             the exit status after printing (default 0)
     log              a file to which each run appends one JSON line: argv, prompt, cwd, model, skill_installed,
                      skill_used, claudecode (whether CLAUDECODE was in its environment)
 
@@ -221,8 +224,11 @@ def main(cli: str) -> int:
         print(s["stderr"], file=sys.stderr, flush=True)
     if s.get("mode") == "hang":
         time.sleep(600)
+    if s.get("replay"):
+        sys.stdout.write(Path(s["replay"]).read_text())
+        return int(s.get("exit", 0))
     out = Out(collect=output == "json")
     {"claude": run_claude, "codex": run_codex, "opencode": run_opencode}[cli](out, s, prompt, used, answer, argv)
     if out.collect:
         print(json.dumps(out.lines if "--verbose" in argv else out.lines[-1]), flush=True)
-    return 0
+    return int(s.get("exit", 0))

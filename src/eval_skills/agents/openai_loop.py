@@ -12,7 +12,8 @@ The key is read from the variable named by ``api_key_env`` (default ``OPENAI_API
 the default endpoint and optional with a ``base_url`` (local servers take none). 429 and 5xx replies are
 retried with exponential backoff by the SDK (``max_retries``); each request waits at most
 ``request_timeout`` seconds, and the whole run at most the request's timeout. The raw stdout of a run is the
-endpoint's replies, one JSON object per line.
+endpoint's replies, one JSON object per line. The key never reaches the run's record: an endpoint that quotes it
+back (in an error, in a reply) is shown ``***``.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 from ..errors import InputError
 from ..formats.agentskills import SKILL_MD, SkillDoc, parse_frontmatter, skill_prompt_block
 from ..formats.workspace import FinalEvent, UsageEvent
-from ..llm import check_endpoint, find_key, make_client
+from ..llm import check_endpoint, find_key, make_client, redact
 from .base import Agent, AgentRequest, Execution
 from .output import RawOutput
 from .parsers.common import Transcript, as_int
@@ -73,7 +74,7 @@ class OpenAIAgent(Agent):
             raise InputError(f"the openai agent needs a key: {self.api_key_env} is not set", field="--api-key-env",
                              hint="set it, name another variable with --api-key-env, or give --base-url")
         check_endpoint("openai", key=key, base_url=self.base_url, what="the openai agent", field="--base-url",
-                       key_name=self.api_key_env if key else None)
+                       key_name=self.api_key_env if key else None, model=self.model)
 
     async def execute(self, request: AgentRequest, workspace: Path, installed: list[str]) -> Execution:
         raw = RawOutput()
@@ -89,17 +90,18 @@ class OpenAIAgent(Agent):
         messages: list[dict[str, Any]] = [{"role": "system", "content": system},
                                           {"role": "user", "content": request.prompt}]
         max_turns = request.max_turns or self.max_turns
-        client = make_client("openai", key=self._key(), base_url=self.base_url, timeout=self.request_timeout,
+        key = self._key()
+        client = make_client("openai", key=key, base_url=self.base_url, timeout=self.request_timeout,
                              max_retries=self.max_retries)
         try:
             async with asyncio.timeout(request.timeout):
-                ex.response = await self._loop(client, model, messages, tools, t, raw, max_turns)
+                ex.response = await self._loop(client, model, messages, tools, t, raw, max_turns, key)
             if ex.response is None:
                 ex.error = f"no final response after {max_turns} turns"
         except TimeoutError:
             ex.timed_out = True
         except Exception as exc:  # the endpoint's failure (after the SDK's retries) is this run's error
-            ex.error = _describe(exc)
+            ex.error = redact(_describe(exc), key)
         finally:
             await client.close()
             raw.close()
@@ -108,17 +110,17 @@ class OpenAIAgent(Agent):
         return ex
 
     async def _loop(self, client: Any, model: str, messages: list[dict[str, Any]], tools: WorkspaceTools,
-                    t: Transcript, raw: RawOutput, max_turns: int) -> str | None:
+                    t: Transcript, raw: RawOutput, max_turns: int, key: str | None) -> str | None:
         extra = {"temperature": self.temperature} if self.temperature is not None else {}
         for _ in range(max_turns):
             reply = await client.chat.completions.create(model=model, messages=messages, tools=tools.specs(), **extra)
-            raw.write(reply.model_dump_json().encode() + b"\n")
+            raw.write(redact(reply.model_dump_json(), key).encode() + b"\n")
             if reply.usage is not None:
                 t.add_usage(_usage(reply.usage))
             if not reply.choices or reply.choices[0].message is None:
                 raise BadReply("the endpoint's reply has no message")
             message = reply.choices[0].message
-            content = message.content if isinstance(message.content, str) else None
+            content = redact(message.content, key) if isinstance(message.content, str) else None
             calls = message.tool_calls or []
             if not calls:
                 if content and content.strip():

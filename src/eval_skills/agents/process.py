@@ -3,13 +3,18 @@
 The program runs in the workspace, in its own process group, with the caller's environment. Its stdout
 is kept byte for byte (:class:`~eval_skills.agents.output.RawOutput`) and fed line by line to the
 backend's parser; the last 16 KiB of stderr are kept. At the timeout the whole group gets SIGTERM, then
-SIGKILL a second later; when the program exits on its own, whatever it left running in its group is
-killed too (so nothing changes the workspace after the run).
+SIGKILL a second later, and so do the program's descendants that left the group (``setsid cmd &``: found by
+parent links while the program still runs); when the program exits on its own, whatever it left running in
+its group is killed too, and what it left outside the group once the harness adopts orphans
+(:func:`~eval_skills.procs.become_subreaper`, as the commands that run agents do), so nothing changes the
+workspace after the run.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import signal
 import tempfile
 from abc import abstractmethod
@@ -18,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import SkillError
-from ..procs import Child, feed_stdin, kill_group, resolve_argv
+from ..procs import Child, descendants, feed_stdin, kill_group, reap_orphans, resolve_argv
 from .base import Agent, AgentRequest, Execution
 from .output import OutputParser, ParseContext, RawOutput
 
@@ -146,10 +151,14 @@ class ProcessAgent(Agent):
             except TimeoutError:
                 if proc.returncode is None:
                     timed_out = True
+                    strays = descendants(proc.pid)  # found by parent links only while their parents live
                     kill_group(proc.pid, signal.SIGTERM)
+                    _signal(strays, signal.SIGTERM)
                     await child.wait_exit(STOP_GRACE)
+                    _signal(strays, signal.SIGKILL)
         finally:
             await child.kill()  # stragglers (also those that left the group), or everything on timeout
+            reap_orphans()  # what it left outside its group, once adopted (a no-op unless the harness adopts)
             exit_watch.cancel()
             for task in (pump, feeder):
                 if task is None:
@@ -162,6 +171,12 @@ class ProcessAgent(Agent):
                     splitter.parser.note(f"stdout could not be read to the end: {task.exception()}")
             await child.settle()
         return timed_out
+
+
+def _signal(pids: list[int], sig: int) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
 
 
 async def _pump(stdout: asyncio.StreamReader | None, raw: RawOutput, splitter: LineSplitter) -> None:

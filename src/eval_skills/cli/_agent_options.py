@@ -127,8 +127,12 @@ def _backend(explicit: str | None, command: str | None, default: str) -> str:
 
 
 def build_agent(params: dict[str, Any]) -> Any:
-    """The Agent the options describe, checked (``check()``): InputError before any run when it cannot run."""
+    """The Agent the options describe, checked (``check()``): InputError before any run when it cannot run.
+
+    The command then adopts what its agents leave running outside their process group (``setsid cmd &``), so
+    each run's end kills it (as ``eval`` does for skills)."""
     from ..agents import AGENTS, create_agent
+    from ..procs import become_subreaper
 
     name = _backend(params.get("agent"), params.get("agent_cmd"), "claude")
     if name not in AGENTS or name not in AGENT_OPTIONS:
@@ -136,6 +140,7 @@ def build_agent(params: dict[str, Any]) -> Any:
         raise InputError(f"unknown agent {name!r}", field="--agent", hint=f"use one of: {known}")
     agent = create_agent(name, **AGENT_OPTIONS[name](params))
     agent.check()
+    become_subreaper()
     return agent
 
 

@@ -4,11 +4,13 @@ a run, the prompts, and asking for structured output with a fallback.
 Settings: ``model`` (required), ``base_url`` (another endpoint: a proxy, a local server), ``temperature``
 (sent only when set: some models refuse it), ``timeout`` (seconds per request), ``max_retries`` (the SDK's
 retries of 429 and 5xx replies, with backoff). The key comes from ``EVAL_SKILLS_LLM_KEY``, else the
-backend's usual variable; it is required for the provider's own endpoint and optional with a ``base_url``.
+backend's usual variable; it is required for the provider's own endpoint and optional with a ``base_url``. An
+endpoint that quotes the key back (in an error, in a reply) never gets it into a judgement: it reads ``***``.
 
 Each backend lists its ways of asking for JSON, best first (structured output, then a JSON mode, then
 plain text). An endpoint that refuses one (a 400 reply) is asked at once the next way, and the judge keeps
-to the way that worked. Whatever comes back is checked by :func:`~eval_skills.judges.models.parse_verdict`.
+to the way that worked (only once one has: a request refused every way, one too long for the model say, leaves
+the judge as it was). Whatever comes back is checked by :func:`~eval_skills.judges.models.parse_verdict`.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import InputError, JudgeError
-from ..llm import check_endpoint, find_key, make_client
+from ..llm import check_endpoint, find_key, make_client, redact
 from .base import Judge, Request, VerdictCache
 from .prompts import load_prompt, render
 
@@ -67,23 +69,29 @@ class ModelJudge(Judge):
         key, source = self.key()
         if key is None and self.base_url is None:
             raise InputError(f"{what} needs a key: set {KEY_VARIABLE} or {self.key_variable}", field="--judge")
-        check_endpoint(self.provider, key=key, base_url=self.base_url, what=what, field="--judge", key_name=source)
+        check_endpoint(self.provider, key=key, base_url=self.base_url, what=what, field="--judge", key_name=source,
+                       model=self.model)
 
     async def ask(self, request: Request, attempt: int, problem: str | None) -> str:
         if not self.model:
             raise JudgeError(f"the {self.backend} judge has no model")
         system, user = render(request, problem)
-        client = make_client(self.provider, key=self.key()[0], base_url=self.base_url, timeout=self.timeout,
+        key = self.key()[0]
+        client = make_client(self.provider, key=key, base_url=self.base_url, timeout=self.timeout,
                              max_retries=self.max_retries)
+        mode = self.mode
         try:
             while True:
-                mode = self.modes[self.mode]
                 try:
-                    return await self.send(client, mode, request.kind, system, user)
+                    text = await self.send(client, self.modes[mode], request.kind, system, user)
                 except Exception as exc:
-                    if getattr(exc, "status_code", None) != 400 or self.mode + 1 >= len(self.modes):
-                        raise JudgeError(_describe(exc)) from None
-                    self.mode += 1  # the endpoint refused this way of asking for JSON: the next one
+                    if getattr(exc, "status_code", None) != 400 or mode + 1 >= len(self.modes):
+                        raise JudgeError(redact(_describe(exc), key)) from None
+                    mode += 1  # the endpoint refused this way of asking for JSON (or this request): the next one
+                    continue
+                # keep to the way that worked; a request refused every way (too long, say) changes nothing
+                self.mode = max(self.mode, mode)
+                return redact(text, key)  # the verdict's text is kept: never with the key in it
         finally:
             await client.close()
 

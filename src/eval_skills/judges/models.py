@@ -8,20 +8,20 @@
 - ``score``: ``{"kind": "score", "rubric", "input", "output", "expected"}`` -> ``{"score": 0..1, "reason"}``.
 
 :func:`parse_verdict` reads a judge's reply text (a JSON object, alone or in a ```` ```json ```` block or
-among other text) and checks it against its request; a reply that does not fit raises
-:class:`~eval_skills.errors.JudgeError` saying why.
+among other text, braces in the prose included) and checks it against its request; a reply that does not fit,
+or holds different verdicts, raises :class:`~eval_skills.errors.JudgeError` saying why.
 """
 
 from __future__ import annotations
 
+import json
 import math
-import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
 
 from ..errors import JudgeError
-from ..formats.untrusted import NotJSON, loads_untrusted
+from ..formats.untrusted import NotJSON, UnusableJSON, loads_untrusted
 from ..formats.workspace import Expectation, TranscriptEvent
 
 __all__ = [
@@ -120,32 +120,50 @@ class ScoreVerdict(_Verdict):
 
 Verdict = GradeVerdict | CompareVerdict | ScoreVerdict
 _VERDICTS: dict[str, type[_Verdict]] = {"grade": GradeVerdict, "compare": CompareVerdict, "score": ScoreVerdict}
-_FENCE = re.compile(r"```(?:json)?\s*\n(.*?)```", re.DOTALL)
+SCAN_LIMIT = 200  # "{" positions tried when the reply is not one JSON object
 
 
-def _json_object(text: str) -> dict[str, Any]:
-    """The JSON object in a reply: the whole text, a fenced block, or the outermost ``{...}``."""
-    candidates = [text.strip()] + [m.group(1) for m in _FENCE.finditer(text)]
-    start, end = text.find("{"), text.rfind("}")
-    if 0 <= start < end:
-        candidates.append(text[start:end + 1])
-    for candidate in candidates:
-        try:  # read like every reply from outside: lone surrogates replaced, deep nesting refused
-            data = loads_untrusted(candidate)
-        except NotJSON:
+def _json_objects(text: str) -> list[dict[str, Any]]:
+    """The JSON objects in a reply: the whole text when it is one, else every top-level ``{...}`` that decodes,
+    in order (so one in a ```` ```json ```` block, or among prose that has braces of its own). Each is read like
+    every reply from outside: lone surrogates replaced; one nested too deeply is a JudgeError."""
+    try:
+        data = _read(text)
+    except NotJSON:
+        pass
+    else:
+        return [data] if isinstance(data, dict) else []
+    decoder = json.JSONDecoder()
+    found: list[dict[str, Any]] = []
+    start = text.find("{")
+    for _ in range(SCAN_LIMIT):
+        if start < 0:
+            break
+        try:
+            _, end = decoder.raw_decode(text, start)
+            data = _read(text[start:end])
+        except (NotJSON, RecursionError):
+            start = text.find("{", start + 1)
             continue
         if isinstance(data, dict):
-            return data
+            found.append(data)
+        start = text.find("{", end)  # objects inside this one are its fields, not candidates
+    return found
+
+
+def _read(text: str) -> Any:
+    try:
+        return loads_untrusted(text)
+    except UnusableJSON as exc:
+        raise JudgeError(f"the reply is not usable JSON: {exc}") from None
+
+
+def _not_json(text: str) -> JudgeError:
     shown = " ".join(text.split())
-    raise JudgeError("the reply is not a JSON object: " + repr(shown[:200] + ("..." if len(shown) > 200 else "")))
+    return JudgeError("the reply is not a JSON object: " + repr(shown[:200] + ("..." if len(shown) > 200 else "")))
 
 
-def parse_verdict(request: GradeRequest | CompareRequest | ScoreRequest, text: str) -> Verdict:
-    """The verdict in ``text`` for ``request``; JudgeError when it is missing, malformed or incomplete.
-
-    A grade verdict must have one entry per assertion; entries are taken in order and keep the
-    assertion's own text (a judge's paraphrase is not kept)."""
-    data = _json_object(text)
+def _fit(request: GradeRequest | CompareRequest | ScoreRequest, data: dict[str, Any]) -> Verdict:
     try:
         verdict: Verdict = _VERDICTS[request.kind].model_validate(data)  # type: ignore[assignment]
     except ValidationError as exc:
@@ -159,3 +177,31 @@ def parse_verdict(request: GradeRequest | CompareRequest | ScoreRequest, text: s
         for entry, assertion in zip(verdict.expectations, request.assertions, strict=True):
             entry.text = assertion
     return verdict
+
+
+def parse_verdict(request: GradeRequest | CompareRequest | ScoreRequest, text: str) -> Verdict:
+    """The verdict in ``text`` for ``request``; JudgeError when it is missing, malformed, incomplete or ambiguous.
+
+    The reply may be the JSON object alone, or hold it among other text (a fenced block, prose around it, even
+    prose with braces): the objects that fit a verdict are taken, and when they disagree (an example beside the
+    answer, two answers) the reply is ambiguous. A grade verdict must have one entry per assertion; entries are
+    taken in order and keep the assertion's own text (a judge's paraphrase is not kept)."""
+    candidates = _json_objects(text)
+    if not candidates:
+        raise _not_json(text)
+    verdicts: list[Verdict] = []
+    problem: JudgeError | None = None
+    for data in candidates:
+        try:
+            verdict = _fit(request, data)
+        except JudgeError as exc:
+            problem = problem or exc
+            continue
+        if verdict not in verdicts:
+            verdicts.append(verdict)
+    if len(verdicts) > 1:
+        raise JudgeError(f"the reply holds {len(verdicts)} different verdicts: reply with one JSON object only")
+    if not verdicts:
+        assert problem is not None
+        raise problem
+    return verdicts[0]

@@ -3,15 +3,18 @@
 Lines are dispatched on ``type`` (never on key order):
 
 - ``assistant``: ``message.content`` blocks: ``text`` (a message), ``tool_use`` (a tool call; a ``Skill``
-  call naming ``input.skill`` is a skill event, as is a ``Read`` of ``.claude/skills/<name>/SKILL.md``).
+  call naming ``input.skill`` (``input.command`` in 2.0 versions) is a skill event, as is a ``Read`` of
+  ``.claude/skills/<name>/SKILL.md``).
   One API message may come as several lines with the same ``message.id``, each repeating a provisional
   ``usage``: only the last usage of each message counts. Lines from a subagent (``parent_tool_use_id``)
   are kept, marked with that id, and never give the final text.
 - ``user``: ``tool_result`` blocks complete their call (``content``, ``is_error``). A ``Skill`` call whose
-  result is an error (the skill was refused) is not a skill invocation.
+  result is an error (the skill was refused, or failed to load) is not a skill invocation; a warning says so,
+  since the run then went on without the skill.
 - ``result``: the final text (``result``; when it is empty, the last assistant text), usage (``usage``:
-  uncached input, cache reads and writes, output) and ``total_cost_usd``; ``is_error`` or a subtype other
-  than ``success`` is the agent reporting a failure.
+  uncached input, cache reads and writes, output; without it, the messages' usage) and ``total_cost_usd``;
+  ``is_error`` or a subtype other than ``success`` is the agent reporting a failure (``errors``, else the
+  ``result`` text, says what).
 
 Without a ``result`` line (the stream was cut), the response is the last assistant text and the usage the
 sum of the last usage of each message, without cost; a warning says so. ``--output-format json`` prints
@@ -24,7 +27,7 @@ from typing import Any
 
 from ...formats.workspace import SkillEvent, UsageEvent
 from ..output import ParseContext, ParsedOutput, RawOutput, read_json
-from .common import READ_OF_SKILL_MD, JsonLinesParser, as_cost, as_int, obj, skill_read, text_of
+from .common import READ_OF_SKILL_MD, JsonLinesParser, as_cost, as_int, obj, one_line, skill_read, text_of
 
 __all__ = ["ClaudeParser"]
 
@@ -79,8 +82,9 @@ class ClaudeParser(JsonLinesParser):
         tool_input = block.get("input")
         self.t.call(call_id, name, tool_input, **marks)
         args = tool_input if isinstance(tool_input, dict) else {}
-        if name == "Skill" and isinstance(args.get("skill"), str) and args["skill"].strip():
-            event = self.t.skill(args["skill"].strip().lstrip("/"), SKILL_TOOL, call_id)
+        skill = args.get("skill") if isinstance(args.get("skill"), str) else args.get("command")
+        if name == "Skill" and isinstance(skill, str) and skill.strip().lstrip("/"):
+            event = self.t.skill(skill.strip().lstrip("/"), SKILL_TOOL, call_id)
             if call_id is not None:
                 self.skill_calls[call_id] = event
         elif name == "Read" and (skill := skill_read(args.get("file_path"), self.subdirs)):
@@ -96,6 +100,10 @@ class ClaudeParser(JsonLinesParser):
                 self.t.result(call_id, text_of(block.get("content")), is_error)
                 if is_error and isinstance(call_id, str) and (refused := self.skill_calls.get(call_id)):
                     self.t.drop(refused)
+                    said = one_line(text_of(block.get("content")).replace("<tool_use_error>", "")
+                                    .replace("</tool_use_error>", ""), 200)
+                    self.note(f"the Skill call for {refused.skill} failed, so the run went on without it"
+                              + (f": {said}" if said else " (no message)"))
 
     def finish(self, raw: RawOutput) -> ParsedOutput:
         if self.objects == 0 and 0 < raw.size <= WHOLE_JSON_LIMIT:
@@ -106,7 +114,10 @@ class ClaudeParser(JsonLinesParser):
         response = result.get("result") if isinstance(result.get("result"), str) else None
         if not (response and response.strip()):
             response = self.t.last_text
-        self.t.add_usage(_usage_event(result.get("usage"), result.get("total_cost_usd")))
+        if isinstance(result.get("usage"), dict):
+            self.t.add_usage(_usage_event(result["usage"], result.get("total_cost_usd")))
+        else:
+            self._message_usage(result.get("total_cost_usd"))
         denials = result.get("permission_denials")
         if isinstance(denials, list) and denials:
             names = [str(d.get("tool_name", "?")) if isinstance(d, dict) else "?" for d in denials]
@@ -115,20 +126,29 @@ class ClaudeParser(JsonLinesParser):
         subtype = result.get("subtype")
         if result.get("is_error") is True or (isinstance(subtype, str) and subtype != "success"):
             errors = result.get("errors")
-            detail = "; ".join(str(e) for e in errors) if isinstance(errors, list) and errors else response
-            error = f"Claude Code reported {subtype or 'an error'}" + (f": {detail}" if detail else "")
+            said = result["result"].strip() if isinstance(result.get("result"), str) else ""
+            detail = "; ".join(str(e) for e in errors) if isinstance(errors, list) and errors else said
+            turns = as_int(result.get("num_turns"))
+            what = subtype if isinstance(subtype, str) and subtype != "success" else "an error"
+            after = f" after {turns} turn{'s' if turns != 1 else ''}" if turns else ""
+            error = f"Claude Code reported {what}{after}" + (f": {one_line(detail)}" if detail else "")
             response = None if result.get("is_error") is True else response
         return ParsedOutput(transcript=self.t.events, response=response, usage=self.t.total_usage(), error=error)
 
     def _without_result(self) -> ParsedOutput:
         if self.objects:
             self.note("no result line: the response is the last assistant text, usage is summed over messages")
+        self._message_usage()
+        return ParsedOutput(transcript=self.t.events, response=self.t.last_text, usage=self.t.total_usage())
+
+    def _message_usage(self, cost: Any = None) -> None:
+        """The usage summed over the API messages (the last usage of each), when the result line gives none."""
         if self.message_usage:
             events = [_usage_event(usage) for usage in self.message_usage.values()]
             total = UsageEvent(**{key: sum(getattr(e, key) for e in events) for key in
-                                  ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")})
+                                  ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")},
+                               cost_usd=as_cost(cost))
             self.t.add_usage(total)
-        return ParsedOutput(transcript=self.t.events, response=self.t.last_text, usage=self.t.total_usage())
 
     def _whole_document(self, raw: RawOutput) -> None:
         """``--output-format json``, pretty-printed: the stdout as one JSON object or array."""

@@ -9,11 +9,15 @@
   ``mcp:<server>/<tool>``); a failed or declined one, or a command with a non-zero exit code, is an error.
   ``error`` items are warnings.
 - Codex has no skill event: a command that names ``skills/<name>/SKILL.md`` (``sed -n '1,200p' ...``,
-  ``cat``, ``Get-Content``) is the skill's invocation, detected as a read of ``SKILL.md``.
-- ``turn.completed`` ``usage`` is summed over turns: ``input_tokens`` includes the cached ones
+  ``cat``, ``Get-Content``) is the skill's invocation, detected as a read of ``SKILL.md`` (every skill a
+  command names: one command may read several).
+- ``turn.completed`` ``usage`` is the thread's running total (Codex sends what it counted so far, not the
+  turn's own tokens), so the last one counts: ``input_tokens`` includes the cached ones
   (``cached_input_tokens``, counted as cache reads) and any ``cache_write_input_tokens``; reasoning tokens
   are part of ``output_tokens``. Codex reports no cost.
-- ``turn.failed`` (``error.message``) and ``error`` (``message``) are the agent reporting a failure.
+- ``turn.failed`` (``error.message``) is the agent reporting a failure, and the turn's messages are no
+  response. An ``error`` event (``message``) is one too, unless a ``turn.completed`` follows it: Codex also
+  sends ``error`` events for trouble it recovers from (``Reconnecting... 1/5``), kept as warnings.
 
 Builds of late 2025 said ``item_type`` for ``type`` and ``assistant_message`` for ``agent_message``: both
 are read. Lines that are not JSON (a wrapper merging stderr into stdout) are skipped as warnings.
@@ -25,7 +29,7 @@ from typing import Any
 
 from ...formats.workspace import UsageEvent
 from ..output import ParseContext, ParsedOutput, RawOutput
-from .common import READ_OF_SKILL_MD, JsonLinesParser, as_int, obj, skill_read
+from .common import READ_OF_SKILL_MD, JsonLinesParser, as_int, obj, skill_reads
 
 __all__ = ["CodexParser"]
 
@@ -38,8 +42,10 @@ class CodexParser(JsonLinesParser):
     def __init__(self, context: ParseContext) -> None:
         super().__init__(context)
         self.response: str | None = None
-        self.errors: list[str] = []
-        self.skill_seen: set[str] = set()  # item ids already recognised as a skill read
+        self.failures: list[str] = []  # turn.failed messages
+        self.pending: list[str] = []  # error events no turn.completed has followed (yet)
+        self.usage: UsageEvent | None = None  # the last turn.completed's (a running total)
+        self.skill_seen: set[tuple[str | None, str]] = set()  # (item id, skill) already recognised
 
     def event(self, data: dict[str, Any]) -> None:
         kind = data["type"]
@@ -49,14 +55,17 @@ class CodexParser(JsonLinesParser):
             usage = obj(data.get("usage"))
             total_in, cached = as_int(usage.get("input_tokens")), as_int(usage.get("cached_input_tokens"))
             written = as_int(usage.get("cache_write_input_tokens"))
-            self.t.add_usage(UsageEvent(input_tokens=max(total_in - cached - written, 0),
-                                        output_tokens=as_int(usage.get("output_tokens")),
-                                        cache_read_tokens=cached, cache_write_tokens=written))
+            self.usage = UsageEvent(input_tokens=max(total_in - cached - written, 0),
+                                    output_tokens=as_int(usage.get("output_tokens")),
+                                    cache_read_tokens=cached, cache_write_tokens=written)
+            for message in self.pending:  # it went on after them: they were not fatal
+                self.note(f"codex reported, then went on: {message}")
+            self.pending = []
         elif kind == "turn.failed":
             error = data.get("error")
-            self.errors.append(str(error.get("message") if isinstance(error, dict) else error))
+            self.failures.append(str(error.get("message") if isinstance(error, dict) else error))
         elif kind == "error":
-            self.errors.append(str(data.get("message")))
+            self.pending.append(str(data.get("message")))
 
     def _item(self, item: dict[str, Any], completed: bool) -> None:
         item_id = item.get("id") if isinstance(item.get("id"), str) else None
@@ -90,13 +99,17 @@ class CodexParser(JsonLinesParser):
         is_error = status in ("failed", "declined") or (isinstance(exit_code, int) and exit_code != 0)
         self.t.call(item_id, name, tool_input, **({"result": result} if result not in (None, "") else {}),
                     is_error=is_error)
-        skill = skill_read(item.get("command")) if kind == "command_execution" else None
-        if skill and item_id not in self.skill_seen:
-            if item_id is not None:
-                self.skill_seen.add(item_id)
-            self.t.skill(skill, READ_OF_SKILL_MD, item_id)
+        for skill in skill_reads(item.get("command")) if kind == "command_execution" else []:
+            if (item_id, skill) not in self.skill_seen:
+                if item_id is not None:
+                    self.skill_seen.add((item_id, skill))
+                self.t.skill(skill, READ_OF_SKILL_MD, item_id)
 
     def finish(self, raw: RawOutput) -> ParsedOutput:
-        error = "codex reported: " + "; ".join(self.errors) if self.errors else None
-        return ParsedOutput(transcript=self.t.events, response=self.response, usage=self.t.total_usage(),
-                            error=error)
+        if self.usage is not None:
+            self.t.add_usage(self.usage)
+        errors = self.failures + self.pending
+        # a failed turn's messages are no answer (Codex itself gives none then)
+        response = None if self.failures else self.response
+        return ParsedOutput(transcript=self.t.events, response=response, usage=self.t.total_usage(),
+                            error="codex reported: " + "; ".join(dict.fromkeys(errors)) if errors else None)

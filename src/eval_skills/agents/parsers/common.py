@@ -21,22 +21,31 @@ from ...procs import excerpt
 from ..base import TokenUsage
 from ..output import OutputParser, ParseContext, read_json
 
-__all__ = ["READ_OF_SKILL_MD", "JsonLinesParser", "Transcript", "as_cost", "as_int", "obj", "skill_read", "text_of"]
+__all__ = ["READ_OF_SKILL_MD", "JsonLinesParser", "Transcript", "as_cost", "as_int", "obj", "one_line",
+           "skill_read", "skill_reads", "text_of"]
 
 READ_OF_SKILL_MD = "read of SKILL.md"
 _NAME = r"([A-Za-z0-9][A-Za-z0-9._-]*)"
-_END = r"(?:$|[\s'\";|&)<>`])"
+_START = r"(?:^|(?<=[\s'\"=/]))"  # lookarounds, so paths side by side are each found
+_END = r"(?=$|[\s'\";|&)<>`])"
 # .../skills/<name>/SKILL.md inside a path or a command line (any skills folder: project, user, plugin)
-_ANY_SKILL_MD = re.compile(r"(?:^|[\s'\"=/])skills/" + _NAME + r"/SKILL\.md" + _END)
+_ANY_SKILL_MD = re.compile(_START + r"skills/" + _NAME + r"/SKILL\.md" + _END)
 
 
 def skill_read(text: Any, subdirs: Iterable[str] = ()) -> str | None:
     """The skill whose ``SKILL.md`` a path or command line names: ``<subdir>/<name>/SKILL.md`` for one of
     ``subdirs`` (``.claude/skills``), or any ``skills/<name>/SKILL.md`` when none is given."""
+    found = skill_reads(text, subdirs)
+    return found[0] if found else None
+
+
+def skill_reads(text: Any, subdirs: Iterable[str] = ()) -> list[str]:
+    """Every skill whose ``SKILL.md`` a path or command line names (as :func:`skill_read`), in order, each once:
+    one command may read several (``cat a/SKILL.md b/SKILL.md``)."""
     if not isinstance(text, str) or "SKILL.md" not in text:
-        return None
-    match = _pattern(tuple(subdirs)).search(text.replace("\\", "/"))
-    return match.group(1) if match else None
+        return []
+    found = _pattern(tuple(subdirs)).finditer(text.replace("\\", "/"))
+    return list(dict.fromkeys(match.group(1) for match in found))
 
 
 @functools.lru_cache(maxsize=64)
@@ -44,7 +53,7 @@ def _pattern(subdirs: tuple[str, ...]) -> re.Pattern[str]:
     if not subdirs:
         return _ANY_SKILL_MD
     folders = "|".join(re.escape(s.strip("/")) for s in subdirs)
-    return re.compile(r"(?:^|[\s'\"=/])(?:" + folders + ")/" + _NAME + r"/SKILL\.md" + _END)
+    return re.compile(_START + r"(?:" + folders + ")/" + _NAME + r"/SKILL\.md" + _END)
 
 
 def obj(value: Any) -> dict[str, Any]:
@@ -61,6 +70,12 @@ def as_cost(value: Any) -> float | None:
     if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
         return float(value)
     return None
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    """``text`` on one line, cut at ``limit`` characters (for a warning or an error message)."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def text_of(content: Any) -> str:

@@ -6,8 +6,8 @@ Each line is ``{type, timestamp, sessionID, part}``:
   ``reasoning``. The final response is the text of the last step that has any (its ``text`` parts joined).
 - ``tool_use``: a finished tool call (``part.tool``, ``part.callID``, ``part.state`` with ``status``
   ``completed`` or ``error``, ``input``, ``output``, ``error``). The native ``skill`` tool
-  (``state.input.name``) is a skill invocation unless it failed; a ``read`` of ``skills/<name>/SKILL.md``
-  is one too.
+  (``state.input.name``) is a skill invocation unless it failed (then a warning says the run went on without
+  it); a ``read`` of ``skills/<name>/SKILL.md`` is one too.
 - ``step_finish``: ``part.tokens`` (``input`` without cache reads, ``output``, ``reasoning``, counted as
   output, ``cache.read``, ``cache.write``) and ``part.cost``, summed over steps. Its ``total`` is not
   used: builds disagree on whether it counts cache reads, so the total is the sum of the counts.
@@ -21,7 +21,7 @@ from typing import Any
 
 from ...formats.workspace import UsageEvent
 from ..output import ParseContext, ParsedOutput, RawOutput
-from .common import READ_OF_SKILL_MD, JsonLinesParser, as_cost, as_int, obj, skill_read
+from .common import READ_OF_SKILL_MD, JsonLinesParser, as_cost, as_int, obj, one_line, skill_read
 
 __all__ = ["OpenCodeParser"]
 
@@ -69,8 +69,13 @@ class OpenCodeParser(JsonLinesParser):
         result = state.get("error") if failed else state.get("output")
         self.t.call(call_id, tool, tool_input, result=result, is_error=failed)
         args = obj(tool_input)
-        if tool == "skill" and not failed and isinstance(args.get("name"), str) and args["name"].strip():
-            self.t.skill(args["name"].strip(), SKILL_TOOL, call_id)
+        if tool == "skill" and isinstance(args.get("name"), str) and args["name"].strip():
+            if not failed:
+                self.t.skill(args["name"].strip(), SKILL_TOOL, call_id)
+            else:  # the run went on without the skill: say so, or it reads as a skill not chosen
+                said = one_line(str(result or ""), 200)
+                self.note(f"the skill call for {args['name'].strip()} failed, so the run went on without it"
+                          + (f": {said}" if said else " (no message)"))
         elif tool == "read" and (skill := skill_read(args.get("filePath") or args.get("file_path"))):
             self.t.skill(skill, READ_OF_SKILL_MD, call_id)
 
