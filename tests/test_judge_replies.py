@@ -52,7 +52,7 @@ def test_a_judges_leftovers_surrogates_and_deep_replies_are_each_one_tasks_resul
     assert results["surrogate"] == ("fail", None, "lone \ufffd surrogate [judge command, prompt external]")
     status, error, _ = results["deep"]
     assert status == "error"
-    assert error.startswith("scorer llm_judge failed: judge error: the reply is not a JSON object: ")
+    assert error.startswith("scorer llm_judge failed: judge error: the reply is not usable JSON: nested deeper than")
     with sqlite3.connect(tmp_path / "s.db") as db:
         stored = {task: (status, reason) for task, status, reason in
                   db.execute("select task_id, status, reason from task_results")}

@@ -142,7 +142,7 @@ def _json_objects(text: str) -> list[dict[str, Any]]:
         try:
             _, end = decoder.raw_decode(text, start)
             data = _read(text[start:end])
-        except (NotJSON, RecursionError):
+        except (ValueError, RecursionError):  # NotJSON is one
             start = text.find("{", start + 1)
             continue
         if isinstance(data, dict):
