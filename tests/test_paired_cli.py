@@ -117,6 +117,9 @@ def test_bad_skill_options_and_workspace_are_exit_2(tmp_path: Path, monkeypatch)
     (taken / "notes.txt").write_text("mine")
     check(["--skill-path", skill, "--iteration", 1, *common], "iteration-1: --iteration: already holds runs")
     check(["--skill-path", skill, "--resume", *common], "iteration-1 was not started by eval-skills paired")
+    for option, value in [("--min-delta", "nan"), ("--min-delta-ci", "nan"), ("--min-delta", "inf"),
+                          ("--timeout", "nan"), ("--timeout", "inf")]:  # nan passes every comparison
+        check(["--skill-path", skill, option, value, *common], f"'{value}' is not a finite number")
     assert sorted(p.name for p in taken.iterdir()) == ["notes.txt"] and not (tmp_path / "eval-skills.db").exists()
     assert not (tmp_path / "agent-log.jsonl").exists()
 

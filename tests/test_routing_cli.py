@@ -85,6 +85,8 @@ def test_bad_input_is_one_line_exit_2_before_any_agent_runs(tmp_path, setup):
         "min-f1 without positives": (["--routing", tmp_path / "negatives.json", "--min-f1", "0.5"],
                                      "no query has should_trigger true"),
         "static with min-f1": (["--static", "--min-f1", "0.5"], "--min-f1 needs agent runs"),
+        "min-f1 nan": (["--min-f1", "nan"], "'nan' is not a finite number"),  # a gate that never fails
+        "timeout nan": (["--timeout", "nan"], "'nan' is not a finite number"),  # every run an error
         "no such distractor": (["--distractors", tmp_path / "nowhere"], "distractor folder not found"),
         "no such program": (["--agent-cmd", "no-such-agent-xyz {prompt}"], "not found"),
         "unknown agent": (["--agent", "nope"], "unknown agent 'nope'"),

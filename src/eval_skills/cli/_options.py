@@ -1,7 +1,9 @@
-"""Click helpers shared by commands: options that take several values (``--skills a b c``)."""
+"""Click helpers shared by commands: options that take several values (``--skills a b c``), numbers that must
+be finite."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import click
@@ -54,3 +56,17 @@ class GreedyCommand(click.Command):
 def split_words(values: tuple[str, ...]) -> list[str]:
     """``("json,markdown", "html")`` -> ``["json", "markdown", "html"]``."""
     return [word for value in values for word in value.replace(",", " ").split()]
+
+
+class FiniteFloat(click.FloatRange):
+    """A ``FloatRange`` that refuses ``nan`` and the infinities, which click's float accepts: ``nan`` passes every
+    range check (every comparison with it is false), so ``--min-f1 nan`` would be a gate that never fails and
+    ``--timeout nan`` a limit no run can meet."""
+
+    name = "finite float"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number

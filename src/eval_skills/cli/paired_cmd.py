@@ -14,6 +14,7 @@ import click
 
 from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED
 from ._agent_options import agent_options, build_agent, build_judge, judge_options, verdict_cache
+from ._options import FiniteFloat
 
 EXIT_TERMINATED = 143
 
@@ -39,7 +40,7 @@ def _warn(text: str) -> None:
               help="Runs per case and arm (pass@k and pass^k need 2 or more).")
 @click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True,
               help="Agent runs at once (grading overlaps with running).")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True,
+@click.option("--timeout", type=FiniteFloat(min=0, min_open=True), default=600.0, show_default=True,
               help="Seconds one agent run may take.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seeds the run order, the A/B labels, the bootstrap interval and the Monte Carlo test.")
@@ -50,9 +51,9 @@ def _warn(text: str) -> None:
               help="Start no new run once the agent runs of this invocation have used this many tokens.")
 @click.option("--resume", is_flag=True,
               help="Finish an interrupted iteration: finished runs are kept, graded runs are not judged again.")
-@click.option("--min-delta", type=float, default=None,
+@click.option("--min-delta", type=FiniteFloat(), default=None,
               help="Exit 1 when the pass-rate delta (with_skill minus baseline) is below this.")
-@click.option("--min-delta-ci", type=float, default=None,
+@click.option("--min-delta-ci", type=FiniteFloat(), default=None,
               help="Exit 1 when the lower bound of the delta's 95% interval is below this.")
 @click.option("--store", type=click.Path(path_type=Path), default=None,
               help="SQLite file recording every run and verdict [default: the config's store, else ./eval-skills.db].")

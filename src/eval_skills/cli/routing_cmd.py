@@ -14,7 +14,7 @@ import click
 from ..errors import InputError
 from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED
 from ._agent_options import agent_options, build_agent
-from ._options import GreedyCommand
+from ._options import FiniteFloat, GreedyCommand
 
 EXIT_TERMINATED = 143
 
@@ -37,9 +37,9 @@ def _rate(value: float | None) -> str:
                    "Several may follow.")
 @click.option("--workspace", type=click.Path(path_type=Path),
               help="Where routing-<n>/ is written [default: <skill>-workspace beside the skill].")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=300.0, show_default=True,
+@click.option("--timeout", type=FiniteFloat(min=0, min_open=True), default=300.0, show_default=True,
               help="Seconds one agent run may take (a run that takes longer is an error).")
-@click.option("--min-f1", type=click.FloatRange(0, 1), default=None, help="Exit 1 when F1 is below this.")
+@click.option("--min-f1", type=FiniteFloat(0, 1), default=None, help="Exit 1 when F1 is below this.")
 @click.option("--static", "static", is_flag=True,
               help="Check the description against the queries without running an agent.")
 @click.option("--store", type=click.Path(path_type=Path), default=None,
