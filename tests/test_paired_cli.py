@@ -70,6 +70,8 @@ BAD_EVALS = {
     "unknown check": (lambda e: e["evals"][1].update(selftune_assertions=[{"type": "smells_nice", "value": "x"}]),
                       "$.evals[1].selftune_assertions[0]: unknown check kind 'smells_nice'"),
     "duplicate id": (lambda e: e["evals"][1].update(id=1), "$.evals[1].id: id 1 appears twice"),
+    "id true": (lambda e: e["evals"][1].update(id=True), "$.evals[1].id: an id is a number or a text, not true"),
+    "id too long": (lambda e: e["evals"][0].update(id="é" * 101), "$.evals[0].id: id 'éé"),  # 202 bytes
 }
 
 

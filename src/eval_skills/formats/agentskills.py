@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
 from ..errors import InputError
 from ._load import read_json, validate
@@ -182,6 +182,13 @@ class EvalCase(BaseModel):
     assertions: list[str] = Field(default_factory=list)
     selftune_assertions: list[dict[str, Any]] = Field(default_factory=list)
 
+    @field_validator("id", mode="before")
+    @classmethod
+    def _not_a_bool(cls, value: Any) -> Any:
+        if isinstance(value, bool):  # JSON true would be read as the id 1
+            raise ValueError("an id is a number or a text, not true or false")
+        return value
+
     @model_validator(mode="before")
     @classmethod
     def _expectations(cls, data: Any) -> Any:
@@ -217,6 +224,9 @@ def _inside(root: Path, relative: str) -> Path | None:
     return target if target.is_relative_to(root.resolve()) else None
 
 
+MAX_ID_BYTES = 200  # a case's folder is eval-<id>, and a file name holds at most 255 bytes
+
+
 def load_evals(path: Path, skill_root: Path) -> EvalsFile:
     """Load ``evals.json``: at least one case, unique ids safe as folder names, and every ``files`` entry an
     existing file inside ``skill_root``. Every problem is an InputError naming the file and field."""
@@ -232,6 +242,9 @@ def load_evals(path: Path, skill_root: Path) -> EvalsFile:
         seen.add(key)
         if not key or key in (".", "..") or any(ch in key for ch in '/\\:*?"<>|\0'):
             raise InputError(f"id {case.id!r} cannot be used as a folder name", file=str(path), field=f"{at}.id")
+        if len(key.encode("utf-8", "surrogatepass")) > MAX_ID_BYTES:  # eval-<id> must fit a file name
+            raise InputError(f"id {key[:40]!r}... is longer than {MAX_ID_BYTES} bytes", file=str(path),
+                             field=f"{at}.id", hint="use a shorter id: it names the case's folder")
         for j, name in enumerate(case.files):
             target = _inside(skill_root, name)
             if target is None:
