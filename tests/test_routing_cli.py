@@ -129,6 +129,18 @@ def test_a_copy_of_the_skill_among_the_distractors_is_skipped(tmp_path, setup):
     assert results["queries"][4]["distractors_invoked"] == {"receipt-scan": 1}
 
 
+def test_a_test_whose_every_run_failed_measured_nothing_and_exits_1(tmp_path, setup):
+    skill, env = setup
+    env = {**env, "FAKE_AGENT_JSON": json.dumps({"mode": "exit", "exit_code": 7})}  # a broken agent command
+    out = cli("--skill-path", skill, *AGENT, "--no-store", cwd=tmp_path, env=env)
+    assert out.returncode == 1, out.stderr
+    folder = tmp_path / "invoice-check-workspace" / "routing-1"
+    assert (f"nothing measured: every agent run failed (9 error runs; the first: the agent exited with code 7; "
+            f"stderr was empty); see {folder / 'routing.md'}") in out.stderr
+    results = json.loads((folder / "routing_results.json").read_text())  # the results are written all the same
+    assert results["metrics"]["unscored"] == 9 and results["metrics"]["f1"] is None
+
+
 def test_static_check_runs_no_agent(tmp_path, setup):
     skill, env = setup
     out = cli("--skill-path", skill, "--static", cwd=tmp_path, env=env)

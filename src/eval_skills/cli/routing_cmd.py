@@ -103,6 +103,14 @@ def routing_command(**params: Any) -> None:
         click.echo(f"interrupted: {results.metadata['finished_runs']} of {plan.total} runs finished and were "
                    "recorded", err=True)
         sys.exit(EXIT_TERMINATED if signum == signal.SIGTERM else EXIT_INTERRUPTED)
+    finished = results.metadata["finished_runs"]
+    if finished and errors == finished:  # a wrong agent command, a missing key: no success
+        first = next((run.error for q in results.queries for run in q.run_results if run.error), None)
+        first = " ".join(str(first or "no reason given").split())
+        first = first if len(first) <= 200 else first[:199] + "…"
+        click.echo(f"nothing measured: every agent run failed ({errors} error runs; the first: {first}); see "
+                   f"{outcome.folder / 'routing.md'}", err=True)
+        sys.exit(EXIT_GATE_FAILED)
     min_f1 = params["min_f1"]
     if min_f1 is not None:
         f1 = results.metrics.f1
