@@ -157,7 +157,7 @@ def test_budget_stops_starting_runs_and_resume_finishes(tmp_path: Path) -> None:
               "--concurrency", 1]
     given = tmp_path / "old-feedback.json"
     given.write_text(json.dumps({"reviews": [{"run_id": "eval-1-with_skill-run-1", "feedback": "too terse",
-                                              "timestamp": "2025-01-01T00:00:00Z"}], "status": "in_progress"}))
+                                              "timestamp": "2025-01-01T00:00:00Z"}], "status": "complete"}))
     out = paired(*common, "--budget-tokens", 40, "--feedback", given, cwd=tmp_path, script_file=script)
     assert out.returncode == 0, out.stderr
     assert "--budget-tokens reached: 5 runs not started" in out.stderr
@@ -168,7 +168,9 @@ def test_budget_stops_starting_runs_and_resume_finishes(tmp_path: Path) -> None:
     assert len(meta["missing_runs"]) == 5 and len(bench["runs"]) == 3 and len(lines(tmp_path / "agent-log.jsonl")) == 3
     assert any(note.startswith("Cut short by --budget-tokens 40") for note in bench["notes"])
     assert "Not finished (budget):** 5 of 8 runs are missing" in (iteration / "benchmark.md").read_text()
-    reviews = json.loads((iteration / "feedback.json").read_text())["reviews"]
+    feedback = json.loads((iteration / "feedback.json").read_text())
+    assert feedback["status"] == "in_progress"  # the given review was complete, these runs are not reviewed yet
+    reviews = feedback["reviews"]
     assert reviews[0] == {"run_id": "eval-1-with_skill-run-1", "feedback": "too terse",
                           "timestamp": "2025-01-01T00:00:00Z"}
     assert len(reviews) == 3 and {r["feedback"] for r in reviews[1:]} == {""}  # one per finished run

@@ -146,7 +146,7 @@ def ab_sentence(ab: ABSummary, baseline_label: str) -> str:
 
 def write_feedback(iteration: Path, run_ids: list[str], given: Feedback | None = None) -> Path:
     """``feedback.json``: the given file's reviews (or the ones already there), plus an empty review for every
-    run that has none."""
+    run that has none; a file that gets new runs to review is ``in_progress`` again, whatever its status was."""
     path = iteration / "feedback.json"
     feedback = given
     if feedback is None and path.is_file():
@@ -156,7 +156,10 @@ def write_feedback(iteration: Path, run_ids: list[str], given: Feedback | None =
             feedback = None
     feedback = feedback.model_copy(deep=True) if feedback is not None else Feedback()
     known = {review.run_id for review in feedback.reviews}
-    feedback.reviews += [Review(run_id=r, feedback="", timestamp=None) for r in run_ids if r not in known]
+    added = [Review(run_id=r, feedback="", timestamp=None) for r in run_ids if r not in known]
+    feedback.reviews += added
+    if added:
+        feedback.status = "in_progress"
     write_json(path, feedback)
     return path
 
