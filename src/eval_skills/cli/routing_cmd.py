@@ -48,7 +48,10 @@ def _rate(value: float | None) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print routing_results.json (or the check) on stdout.")
 def routing_command(**params: Any) -> None:
     """Run each routing query through an agent with the skill (and the distractors) installed, and measure
-    whether it invokes the skill when it should and only then: precision, recall, F1, accuracy."""
+    whether it invokes the skill when it should and only then: precision, recall, F1, accuracy.
+
+    Exit 0 on success, 1 when --min-f1 fails or every agent run failed (or --static finds a broken
+    frontmatter), 2 for bad input, 130 when interrupted (the runs that finished are kept)."""
     from ..routing import (
         RunSettings,
         check_agent_reports_skills,
