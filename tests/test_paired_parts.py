@@ -156,6 +156,27 @@ def test_statistics_on_hand_made_runs(tmp_path: Path) -> None:
     assert counts[("2", "a1")] == {"with_skill": {"passed": 2, "runs": 2}, "without_skill": {"passed": 1, "runs": 2}}
 
 
+def test_cases_with_a_delta_of_0_count_toward_the_smallest_p_value(tmp_path: Path) -> None:
+    skill, _, _ = invoice_skill(tmp_path)
+    evals = json.loads((skill / "evals" / "evals.json").read_text())
+    for case in evals["evals"]:
+        case.update(assertions=["a0"], selftune_assertions=[])
+    (skill / "evals" / "evals.json").write_text(json.dumps(evals))
+    plan = load_plan(skill, runs=1, seed=0)
+    keys = [case.key for case in plan.cases]
+    assert len(keys) == 8
+    # cases 1-3: the skill passes, the baseline fails (delta 1); cases 4-8: both pass (delta 0)
+    runs = [record(k, arm, 1, [arm == "with_skill" or i >= 3]) for i, k in enumerate(keys)
+            for arm in ("with_skill", "without_skill")]
+    d = delta_estimate(plan, {r.run_id: r for r in runs})
+    # flipping a 0 changes nothing: |sum| >= 3 only when the three 1s share a sign, 2 x 2^5 of the 2^8 patterns
+    assert (d.cases, d.p_value, d.model_extra["min_p_value"]) == (8, 0.25, 0.25)
+    assert "Only 3 of the 8 cases differ between the arms" in d.note and "the smallest is 0.25" in d.note
+    runs = [record(k, arm, 1, [arm == "with_skill"]) for k in keys for arm in ("with_skill", "without_skill")]
+    d = delta_estimate(plan, {r.run_id: r for r in runs})
+    assert (d.p_value, d.model_extra["min_p_value"], d.note) == (2 / 2 ** 8, 2 / 2 ** 8, "")
+
+
 def test_the_verdict_sentence(tmp_path: Path) -> None:
     from eval_skills.formats.workspace import DeltaEstimate
 

@@ -165,10 +165,17 @@ def delta_estimate(plan: PairedPlan, records: dict[str, RunRecord]) -> DeltaEsti
     deltas, left_out = case_deltas(plan, records)
     values = list(deltas.values())
     n = len(values)
+    # a case whose delta is 0 is the same under both signs: the smallest p-value is 2 / 2^(cases that differ)
+    differ = sum(abs(v) > 1e-9 for v in values)
+    smallest = min_two_sided_p(differ)
     notes = []
     if 0 < n < MIN_CASES_FOR_P:
         notes.append(f"With {plural(n, 'case')} no p-value below 0.05 is possible (the smallest is "
-                     f"{min_two_sided_p(n):.4g}): add cases before reading the p-value.")
+                     f"{smallest:.4g}): add cases before reading the p-value.")
+    elif differ < MIN_CASES_FOR_P <= n:
+        notes.append(f"Only {differ} of the {n} cases differ between the arms (the others have a delta of 0, "
+                     f"which no sign flip changes), so no p-value below 0.05 is possible (the smallest is "
+                     f"{smallest:.4g}).")
     if left_out:
         notes.append(f"{plural(len(left_out), 'case')} left out, without graded runs in both arms: "
                      f"{', '.join(left_out)}.")
@@ -181,7 +188,7 @@ def delta_estimate(plan: PairedPlan, records: dict[str, RunRecord]) -> DeltaEsti
         "estimate": _r4(_mean(values)), "ci_low": _r4(interval["lower"]), "ci_high": _r4(interval["upper"]),
         "confidence": interval["level"], "p_value": sign_flip_test(values, seed=plan.seed), "cases": n,
         "note": " ".join(notes), "case_deltas": {k: _r4(v) for k, v in deltas.items()}, "left_out": left_out,
-        "min_p_value": min_two_sided_p(n),
+        "min_p_value": smallest,
         "method": f"two-sided paired sign-flip permutation test ({'exact' if n <= EXACT_MAX else 'seeded Monte Carlo'}"
                   f"), seeded percentile bootstrap interval"})
 
