@@ -191,6 +191,9 @@ def test_the_verdict_sentence(tmp_path: Path) -> None:
     assert sentence(0.1, -0.1, 0.3, 8).startswith("No clear difference") and "includes 0" in sentence(
         0.1, -0.1, 0.3, 8)
     assert sentence(0.5, 0.4, 0.6, 5).startswith("Too little data to say: the pass-rate delta")
+    ties = DeltaEstimate(estimate=0.375, ci_low=0.125, ci_high=0.625, p_value=0.25, cases=8, min_p_value=0.25)
+    assert verdict_sentence(ties, "without_skill").endswith(
+        "and with fewer than 6 cases that differ between the arms no p-value can fall below 0.05.")
     assert verdict_sentence(DeltaEstimate(cases=0), "without_skill").startswith("Too little data to say: no case")
 
 

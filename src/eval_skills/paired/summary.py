@@ -302,6 +302,10 @@ def verdict_sentence(delta: DeltaEstimate, baseline: str) -> str:
     if n < MIN_CASES_FOR_P:
         return (f"Too little data to say: the pass-rate delta against {against} is {stated}, and with fewer "
                 f"than {MIN_CASES_FOR_P} cases no p-value can fall below 0.05.")
+    smallest = (delta.model_extra or {}).get("min_p_value")
+    if isinstance(smallest, float) and smallest > 0.05:  # the other cases have a delta of 0
+        return (f"Too little data to say: the pass-rate delta against {against} is {stated}, and with fewer "
+                f"than {MIN_CASES_FOR_P} cases that differ between the arms no p-value can fall below 0.05.")
     if delta.ci_low > 0:
         return f"The skill raises the pass rate by {stated} against {against}."
     if delta.ci_high < 0:
