@@ -309,3 +309,31 @@ def test_a_fixture_named_like_the_skills_folder_is_bad_input(tmp_path: Path) -> 
     out = paired("--skill-path", skill, *AGENT, "--skills-subdir", ".claude/skills", "--no-compare", "--no-store",
                  cwd=tmp_path, script_file=script)
     assert out.returncode == 0, out.stderr  # another agent's folder: no clash
+
+
+def test_runs_started_at_once_into_one_workspace_get_an_iteration_each(tmp_path: Path) -> None:
+    skill, script = make_skill(tmp_path, {"one": {"with": "alpha beta gamma", "without": "alpha"}})
+    env = {**os.environ, "FAKE_AGENT_CONFIG": str(script)}
+    procs = [subprocess.Popen([sys.executable, "-m", "eval_skills", "paired", "--skill-path", str(skill), *AGENT,
+                               "--no-compare", "--no-store"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    outs = [proc.communicate(timeout=120) for proc in procs]
+    assert [proc.returncode for proc in procs] == [0] * 4, [err for _, err in outs]
+    workspace = tmp_path / "tally-workspace"
+    assert sorted(p.name for p in workspace.iterdir()) == [f"iteration-{n}" for n in range(1, 5)]
+    for n in range(1, 5):  # each has its own two runs, none mixed with another's
+        bench = json.loads((workspace / f"iteration-{n}" / "benchmark.json").read_text())
+        assert bench["metadata"]["iteration"] == n and len(bench["runs"]) == 2 and bench["metadata"]["complete"]
+    assert sorted(out.split("\n")[0].split()[-1] for out, _ in outs) == ["1", "2", "3", "4"]  # "tally: iteration n"
+
+
+def test_an_iteration_is_claimed_by_creating_its_config(tmp_path: Path) -> None:
+    from eval_skills.paired.iteration import CONFIG_FILE, claim_iteration
+
+    assert claim_iteration(tmp_path, None) == (1, tmp_path / "iteration-1")
+    assert (tmp_path / "iteration-1" / CONFIG_FILE).is_file()
+    assert claim_iteration(tmp_path, None)[0] == 2
+    (tmp_path / "iteration-5").mkdir()  # made by hand, empty: --iteration 5 may use it, once
+    assert claim_iteration(tmp_path, 5)[0] == 5
+    with pytest.raises(InputError, match="already holds runs"):
+        claim_iteration(tmp_path, 5)

@@ -1,7 +1,7 @@
 """The state of one iteration while it runs: where it lives, what it was started with, what has finished.
 
 - :func:`resolve_iteration` picks the iteration's number and folder (the next free one, or the one to resume)
-  and refuses a folder that already holds runs;
+  and refuses a folder that already holds runs; :func:`claim_iteration` creates a new one, claimed atomically;
 - :func:`iteration_config` is what ``paired_config.json`` records at the start (digests of the skill, the
   baseline and the evals with their fixture files, the arms, runs, seed, agent, model and judge); a resume must
   match;
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -28,8 +29,8 @@ from .grading import compare_runs, grade_run, judge_info
 from .plan import Case, PairedPlan, PlannedRun
 from .record import RunRecord, load_comparisons, load_run, write_comparisons, write_grading, write_run
 
-__all__ = ["CONFIG_FILE", "Iteration", "PairedSettings", "Progress", "check_resume", "iteration_config",
-           "now", "resolve_iteration"]
+__all__ = ["CONFIG_FILE", "Iteration", "PairedSettings", "Progress", "check_resume", "claim_iteration",
+           "iteration_config", "now", "resolve_iteration"]
 
 CONFIG_FILE = "paired_config.json"  # what the iteration was started with; --resume must match it
 _MUST_MATCH = ("skill_digest", "baseline_digest", "evals_digest", "arms", "runs", "seed", "agent", "model")
@@ -82,6 +83,27 @@ def resolve_iteration(workspace: Path, iteration: int | None, resume: bool) -> t
         raise InputError("already holds runs", file=str(folder), field="--iteration",
                          hint="pass --resume to finish it, or choose another --iteration")
     return number, folder
+
+
+def claim_iteration(workspace: Path, iteration: int | None) -> tuple[int, Path]:
+    """Create the iteration's folder and claim it by creating its ``paired_config.json`` exclusively, so two runs
+    started at once into one workspace never share an iteration: without ``iteration`` the second takes the next
+    number; with it, the second is refused as :func:`resolve_iteration` refuses a taken one."""
+    while True:
+        number = iteration if iteration is not None else next_number(workspace, "iteration")
+        folder = iteration_dir(workspace, number)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            os.close(os.open(folder / CONFIG_FILE, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            if iteration is None:
+                continue
+            raise InputError("already holds runs", file=str(folder), field="--iteration",
+                             hint="pass --resume to finish it, or choose another --iteration") from None
+        except OSError as exc:
+            raise InputError(f"cannot create the iteration's folder ({exc.strerror or exc})", file=str(folder),
+                             field="--workspace") from None
+        return number, folder
 
 
 def _digest(*parts: bytes) -> str:

@@ -29,6 +29,7 @@ from .iteration import (
     PairedSettings,
     Progress,
     check_resume,
+    claim_iteration,
     iteration_config,
     now,
     resolve_iteration,
@@ -118,8 +119,9 @@ async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Ex
     stop = stop or asyncio.Event()
     store = Store.open(store_path) if store_path is not None else None  # a broken store fails before any run
     try:
+        if not settings.resume:  # two runs started at once get two iterations
+            number, folder = claim_iteration(settings.workspace, settings.iteration)
         state = Iteration(plan, settings, folder, judge, PairedStore(store) if store else None, on_progress)
-        folder.mkdir(parents=True, exist_ok=True)
         write_json(folder / CONFIG_FILE, config)
         for case in plan.cases:
             write_case(folder / f"eval-{case.key}", case)
