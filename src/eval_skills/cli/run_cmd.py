@@ -23,9 +23,9 @@ from .eval_cmd import (
     eval_command,
     exit_if_interrupted,
     prepare_evaluation,
+    print_summary,
     resolve_settings,
     run_evaluation,
-    summary_table,
     warn_inputs,
 )
 from .select_cmd import print_selection, strategy_from
@@ -100,8 +100,7 @@ def run_command(ctx: click.Context, **params: Any) -> None:
                                "evaluationId": outcome.evaluation_id, "reports": outcome.reports},
                               indent=2, ensure_ascii=False, default=str))
     else:
-        console = make_console()
-        console.print(summary_table(outcome.reports))
+        console = print_summary(make_console(), outcome.reports)
         print_selection(selection)
         for path in files:
             console.print(f"report: {path}")
