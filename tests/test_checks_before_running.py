@@ -76,7 +76,8 @@ def cases(tmp_path: Path) -> list[tuple[list, str]]:
         (["--skills", good, "--store", foreign], "foreign.db: is a SQLite database of another program"),
         (["--skills", good, "--tasks", lower, "--benchmark", "coding-easy"],
          "--tasks and --benchmark cannot be used together"),
-        (["--skills", good, "--format", ""], "--format: --format needs at least one format"),
+        (["--skills", good, "--format", ""], "--format: --format needs at least one format (use one or more of: "
+                                             "json, markdown, html, csv, junit)"),
         (["--skills", tmp_path / "README.md"], "README.md: is not a skill.json (invalid JSON at line 1 column 1"),
         (["--skills", good, "--benchmark", ".."], "--benchmark: '..' is not a benchmark id"),
     ]

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import InputError
-from ..reports import normalize_formats
+from ..reports import FORMATS, normalize_formats
 from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_TERMINATED
 from ._agent_options import judge_options
 from ._options import GreedyCommand, split_words
@@ -43,7 +43,7 @@ def resolve_settings(ctx: click.Context, params: dict[str, Any], config: Config)
         else None
     if params["formats"] and not split_words(params["formats"]):
         raise InputError("--format needs at least one format", field="--format",
-                         hint="use one or more of: json, markdown, html, csv")
+                         hint=f"use one or more of: {', '.join(FORMATS)}")
     out["formats"] = normalize_formats(split_words(params["formats"]) if params["formats"] else config.format)
     given = [Path(d) for d in params["benchmarks_dir"]]
     for folder in given:
