@@ -66,6 +66,7 @@ def summary_table(reports: list[dict[str, Any]], width: int = 80) -> Any:
     is ``table.width``: more than ``width`` only when even that much room is not there (print it on a
     console that wide; see :func:`print_summary`)."""
     from rich.table import Table
+    from rich.text import Text
 
     def fmt(value: float | None, spec: str) -> str:
         return "n/a" if value is None else format(value, spec)
@@ -87,8 +88,8 @@ def summary_table(reports: list[dict[str, Any]], width: int = 80) -> Any:
     table.add_column("version", overflow="fold", width=version)
     for name, size in zip(names[2:], natural[2:], strict=True):
         table.add_column(name, justify="right", no_wrap=True, width=size)
-    for row in rows:
-        table.add_row(*row)
+    for row in rows:  # a version such as "1.0[/]" is text, not rich markup
+        table.add_row(Text(str(row[0])), Text(str(row[1])), *row[2:])
     table.width = skill + version + sum(natural[2:]) + 2 * (len(names) - 1)
     return table
 
@@ -257,10 +258,10 @@ def _show(outcome: Any, opts: dict[str, Any], as_json: bool) -> None:
 
     console = print_summary(Console(), outcome.reports)  # a terminal's width; piped: COLUMNS, else 80
     for path in outcome.report_files:
-        console.print(f"report: {path}", highlight=False, soft_wrap=True)
+        console.print(f"report: {path}", highlight=False, soft_wrap=True, markup=False)
     if outcome.evaluation_id:
         console.print(f"stored as evaluation {outcome.evaluation_id} in {opts['store']}", highlight=False,
-                      soft_wrap=True)
+                      soft_wrap=True, markup=False)
     warn_inputs(outcome.reports)
 
 

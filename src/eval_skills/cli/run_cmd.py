@@ -103,11 +103,11 @@ def run_command(ctx: click.Context, **params: Any) -> None:
         console = print_summary(make_console(), outcome.reports)
         print_selection(selection)
         for path in files:
-            console.print(f"report: {path}")
+            console.print(f"report: {path}", markup=False)
         if not chosen:
             console.print("no skill met the selection: no report written")
         if outcome.evaluation_id:
-            console.print(f"stored as evaluation {outcome.evaluation_id} in {opts['store']}")
+            console.print(f"stored as evaluation {outcome.evaluation_id} in {opts['store']}", markup=False)
         warn_inputs(outcome.reports)
     exit_if_interrupted(outcome, signalled, plan.total)
     if params["exit_on_fail"] and not chosen:
