@@ -203,7 +203,8 @@ class Store:
 
     def _begin(self) -> None:
         """BEGIN IMMEDIATE, waiting up to ``busy_timeout_ms`` for another process's lock in steps of
-        ``LOCK_POLL_MS`` (between them the main thread handles signals: a C-level wait would defer Ctrl-C)."""
+        ``LOCK_POLL_MS``, so that :meth:`stop_waiting` (Ctrl-C, from another thread) ends the wait at once
+        rather than after SQLite's whole busy timeout."""
         deadline = time.monotonic() + self.busy_timeout_ms / 1000
         self._db.execute(f"PRAGMA busy_timeout = {min(int(self.busy_timeout_ms), LOCK_POLL_MS)}")
         try:
