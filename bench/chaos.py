@@ -6,8 +6,8 @@ misbehaviour picked at random: crash, hang (with a grandchild), garbage, huge (5
 slowscore (a custom scorer that sleeps past its deadline), ok. The CLI runs in its own process, as a user
 would run it; then this script checks that
 
-- every planned (skill, task) has exactly one result in the store, in the JSON, CSV and HTML reports, and
-  every one that did not pass is in the Markdown report;
+- every planned (skill, task) has exactly one result in the store, in the JSON, CSV, HTML and JUnit reports,
+  and every one that did not pass is in the Markdown report;
 - each status is the one the misbehaviour must give (see ``EXPECTED``);
 - no process the skills or scorers started is left (every pid they wrote down is gone, and nothing runs
   in the run's folder);
@@ -166,7 +166,8 @@ def main() -> int:
         started = time.perf_counter()
         out = subprocess.run([sys.executable, "-m", "eval_skills", "eval", "--skills", *map(str, folders),
                               "--tasks", str(root / "tasks.json"), "--timeout", "5000", "--scorer-timeout", "500",
-                              "--concurrency", str(args.concurrency), "--format", "json", "markdown", "html", "csv",
+                              "--concurrency", str(args.concurrency),
+                              "--format", "json", "markdown", "html", "csv", "junit",
                               "--output-dir", str(root / "reports"), "--store", str(root / "chaos.db")],
                              cwd=root, capture_output=True, text=True, timeout=1800)
         elapsed = time.perf_counter() - started
@@ -199,6 +200,10 @@ def main() -> int:
                                      for row in csv.DictReader(io.StringIO(csv_file.read_text(encoding="utf-8"))))
         (html_file,) = reports.glob("*.html")
         html_rows = html_file.read_text(encoding="utf-8").count('<tr class="')
+        (xml_file,) = reports.glob("*.xml")
+        junit_cases = xml_file.read_text(encoding="utf-8").count("<testcase ")
+        if junit_cases != len(planned):
+            problems.append(f"JUnit report: {junit_cases} test cases for {len(planned)} planned items")
         (md_file,) = reports.glob("*.md")
         markdown = md_file.read_text(encoding="utf-8")
         for name, found in (("JSON", in_json), ("CSV", in_csv)):
@@ -220,9 +225,9 @@ def main() -> int:
     print(f"chaos: seed {args.seed}, {args.skills} skills ({sum(persistent.values())} persistent) x {args.tasks} "
           f"tasks = {len(planned)} items, concurrency {args.concurrency}")
     print("misbehaviours per skill: " + ", ".join(f"{k} {kinds[k]}" for k in BEHAVIOURS))
+    statuses = ", ".join(f"{k} {counts[k]}" for k in ("pass", "fail", "error", "timeout"))
     print(f"results: {len(rows)} in the store, {sum(in_json.values())} JSON, {sum(in_csv.values())} CSV, "
-          f"{html_rows} HTML rows; statuses " + ", ".join(f"{k} {counts[k]}" for k in ("pass", "fail", "error",
-                                                                                       "timeout")))
+          f"{html_rows} HTML rows, {junit_cases} JUnit test cases; statuses {statuses}")
     print(f"surrogates shown as U+FFFD in the first skill's outputs: {surrogates}; processes left: {len(left)}")
     print(f"wall time {elapsed:.1f} s (exit code {out.returncode})")
     for problem in problems[:20]:

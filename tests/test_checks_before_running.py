@@ -76,7 +76,8 @@ def cases(tmp_path: Path) -> list[tuple[list, str]]:
         (["--skills", good, "--store", foreign], "foreign.db: is a SQLite database of another program"),
         (["--skills", good, "--tasks", lower, "--benchmark", "coding-easy"],
          "--tasks and --benchmark cannot be used together"),
-        (["--skills", good, "--format", ""], "--format: --format needs at least one format"),
+        (["--skills", good, "--format", ""], "--format: --format needs at least one format (use one or more of: "
+                                             "json, markdown, html, csv, junit)"),
         (["--skills", tmp_path / "README.md"], "README.md: is not a skill.json (invalid JSON at line 1 column 1"),
         (["--skills", good, "--benchmark", ".."], "--benchmark: '..' is not a benchmark id"),
     ]
@@ -175,3 +176,24 @@ def test_summary_table_fits_80_columns_without_cutting_numbers(tmp_path):
         table = out.stdout.split("report:")[0].rstrip().splitlines()
         assert max(len(line.rstrip()) for line in table) <= width
         assert "100.00%" in out.stdout and "1.0000" in out.stdout
+
+
+@pytest.mark.parametrize("columns", ["0", "40", "74"])
+def test_summary_table_narrower_than_its_numbers_wraps_and_cuts_nothing(tmp_path, columns):
+    """Below the room every number needs, the table keeps every column whole (the terminal wraps the lines)
+    and the report lines are still printed: COLUMNS=0 printed nothing at all, 40 dropped the skill column."""
+    skill = chaos_skill(tmp_path, True, "a-skill-with-a-rather-long-identifier-for-a-table")
+    tasks = write(tmp_path / "t.json", [{"id": "a", "inputData": {"do": "ok", "m": "k"},
+                                         "expectedOutput": {"type": "contains", "keywords": ["k"]}}])
+    out = cli("eval", "--skills", skill, "--tasks", tasks, "--runs", "2", "--no-store", "--format", "json",
+              "--output-dir", tmp_path / "r", cwd=tmp_path, env={"COLUMNS": columns})
+    assert out.returncode == 0, out.stderr
+    table, reports = out.stdout.split("report:", 1)
+    header, first = table.splitlines()[1:3]
+    assert header.split() == ["skill", "version", "pass", "partial", "errors", "consist", "p50", "ms", "p95", "ms",
+                              "score"]
+    report = json.loads((next((tmp_path / "r").glob("*.json"))).read_text())[0]
+    assert first.split()[0].startswith("a-sk") and first.split()[1] == report["skillVersion"]
+    assert first.split()[2:6] == ["100.00%", "1.0000", "0.00%", "1.0000"]
+    assert first.split()[8] == format(report["summary"]["compositeScore"], ".4f")
+    assert reports.strip().endswith(".json")

@@ -353,3 +353,48 @@ def test_no_process_is_left_behind(tmp_path):
     assert out.returncode == 0, out.stderr
     assert all(wait_gone(int(pid)) for pid in pid_file.read_text().split())
     assert os.path.exists(tmp_path / "r")
+
+
+def test_what_a_skill_or_scorer_sends_reaches_the_terminal_as_text_never_as_escape_sequences(tmp_path):
+    """A scorer's output quoted in the one-line load error, and a skill's JSON-RPC error in the -vv log, are
+    shown with their control characters escaped: a terminal never obeys them, and one line stays one line."""
+    (tmp_path / "esc.py").write_text('print("\\x1b[2J\\x1b]0;pwned\\x07hello\\nline2", flush=True)\n'
+                                     "import os\nos._exit(3)\n")
+    scored = tasks_file(tmp_path, [{"id": "a", "inputData": {"do": "ok"}, "evaluator": {"type": "custom"},
+                                    "expectedOutput": {"customScorerPath": "esc.py"}}], "scored.json")
+    skill = tmp_path / "rude"
+    skill.mkdir()
+    (skill / "skill.json").write_text(json.dumps({"id": "rude", "version": "1", "adapterType": "subprocess",
+                                                  "entrypoint": "python3 rude.py"}))
+    (skill / "rude.py").write_text("import json, sys\nrequest = json.loads(sys.stdin.readline())\n"
+                                   "print(json.dumps({'jsonrpc': '2.0', 'id': request['id'], 'error': "
+                                   "{'code': -1, 'message': 'no\\x1b[31m red\\x1b]0;pwned\\x07\\u202e!'}}))\n")
+    out = cli("eval", "--skills", skill, "--tasks", scored, "--no-store", "--json", cwd=tmp_path)
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and "\x1b" not in out.stderr and "\x07" not in out.stderr
+    assert "its output: \\x1b[2J\\x1b]0;pwned\\x07hello | line2" in out.stderr
+    plain = tasks_file(tmp_path, [{"id": "b", "inputData": {}, "expectedOutput": {"value": "x"}}], "plain.json")
+    out = cli("eval", "--skills", skill, "--tasks", plain, "--no-store", "--json", "-vv", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "JSON-RPC error -1: no\\x1b[31m red\\x1b]0;pwned\\x07\\u202e!" in out.stderr
+    assert not re.search("[\x00-\x09\x0b-\x1f\x7f\u202e]", out.stderr)
+    (report,) = json.loads(out.stdout)  # the reports keep what was sent, as it was
+    assert report["taskResults"][0]["error"] == "JSON-RPC error -1: no\x1b[31m red\x1b]0;pwned\x07\u202e!"
+
+
+@pytest.mark.parametrize("version", ["1.0[/]", "[blink]1.0"])
+def test_a_version_that_looks_like_markup_is_shown_as_written(tmp_path, version):
+    """The summary table showed "[blink]1.0" as "1.0", and "1.0[/]" ended the run with a traceback (rich markup);
+    a report folder named like markup was not shown as it is either."""
+    skill = tmp_path / "marked"
+    skill.mkdir()
+    (skill / "skill.json").write_text(json.dumps({"id": "marked", "version": version, "adapterType": "subprocess",
+                                                  "entrypoint": "python3 answer.py"}))
+    (skill / "answer.py").write_text("import json, sys\nrequest = json.loads(sys.stdin.readline())\n"
+                                     "print(json.dumps({'jsonrpc': '2.0', 'id': request['id'], 'result': 'x'}))\n")
+    plain = tasks_file(tmp_path, [{"id": "b", "inputData": {}, "expectedOutput": {"value": "x"}}])
+    out = cli("eval", "--skills", skill, "--tasks", plain, "--no-store", "--format", "json",
+              "--output-dir", tmp_path / "[bold]r", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[2].split()[:3] == ["marked", version, "100.00%"]
+    assert f"report: {tmp_path / '[bold]r'}" in " ".join(out.stdout.split())

@@ -1,9 +1,11 @@
 """The store failing under a run: the run stops cleanly, what finished is reported, nothing stays `running`."""
 
 import json
+import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -107,3 +109,42 @@ def test_a_store_locked_by_another_process_stops_the_run_and_keeps_what_finished
         assert evaluation["status"] == "failed"  # never `running` forever, though it could not write its end
         assert evaluation["error"] == "the process running it ended before finishing it"
         assert 1 <= evaluation["result_count"] < failed["results"] + 1
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_while_another_process_holds_the_store_stops_at_once(tmp_path: Path, sig, code) -> None:
+    """Waiting for the store's lock at the start of a run (up to 10 s) blocked the event loop: Ctrl-C was
+    seen only when the wait ended, as exit 2 "database is locked". Now it is exit 130 (143) at once, and the
+    store records nothing."""
+    import os
+
+    from test_cli_eval import CALCULATOR
+
+    with Store.open(tmp_path / "s.db"):
+        pass
+    lock = "import sqlite3, sys, time\ndb = sqlite3.connect(sys.argv[1], isolation_level=None)\n" \
+           "db.execute('BEGIN EXCLUSIVE')\nprint('locked', flush=True)\ntime.sleep(60)\n"
+    locker = subprocess.Popen([sys.executable, "-c", lock, str(tmp_path / "s.db")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert locker.stdout is not None and locker.stdout.readline().strip() == "locked"
+        run = subprocess.Popen([sys.executable, "-m", "eval_skills", "eval", "--skills", str(CALCULATOR),
+                                "--store", str(tmp_path / "s.db"), "--output-dir", str(tmp_path / "r"), "-v"],
+                               cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "PYTHONPATH": str(HERE.parent / "src")})
+        assert run.stderr is not None
+        for line in run.stderr:  # the plan is logged just before the run asks for the store
+            if "items:" in line:
+                break
+        time.sleep(1.0)
+        signalled = time.monotonic()
+        run.send_signal(sig)
+        _, err = run.communicate(timeout=30)
+        assert run.returncode == code, err
+        assert time.monotonic() - signalled < 4  # not the 10 s busy timeout
+        assert "database is locked" not in err
+    finally:
+        locker.kill()
+        locker.wait()
+    with Store.open(tmp_path / "s.db") as store:
+        assert store.list_evaluations() == []
+    assert not list((tmp_path / "r").glob("*"))

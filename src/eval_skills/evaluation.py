@@ -117,9 +117,21 @@ async def evaluate(plan: Plan, settings: RunSettings, *, store_path: Path | None
         if writing_reports:
             prepare_output_dir(output_dir, formats)  # type: ignore[arg-type]
         if store is not None:
-            evaluation_id = store.begin_evaluation(
-                benchmark_id=plan.benchmark.id, benchmark_version=plan.benchmark.version,
-                config=settings_record(settings, plan, run_info), tool_version=__version__)
+            # in a thread: while another process holds the store, the loop still sees Ctrl-C and SIGTERM
+            begin = asyncio.ensure_future(asyncio.to_thread(
+                store.begin_evaluation, benchmark_id=plan.benchmark.id, benchmark_version=plan.benchmark.version,
+                config=settings_record(settings, plan, run_info), tool_version=__version__))
+            if stop is not None:
+                stopped = asyncio.ensure_future(stop.wait())
+                await asyncio.wait((begin, stopped), return_when=asyncio.FIRST_COMPLETED)
+                stopped.cancel()
+                if not begin.done():  # interrupted while waiting for the store: nothing ran, nothing recorded
+                    store.stop_waiting()
+                    with contextlib.suppress(HarnessError):
+                        await begin
+                    await close_adapters(adapters.values())
+                    return EvaluationOutcome([], [], True)
+            evaluation_id = await begin
             writer = ResultWriter(store, evaluation_id, on_error=writer_failed)
 
         def finished(result: TaskResult) -> None:

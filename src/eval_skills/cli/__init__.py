@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from .._version import __version__
-from ._globals import GlobalsGroup, add_global_options, global_options
+from ._globals import GlobalsGroup, add_global_options, global_options, terminal_text
 
 # command name -> "module:attribute" (relative to this package)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -94,7 +94,7 @@ class LazyGroup(GlobalsGroup):
         except EvalSkillsError as exc:
             if os.environ.get("EVAL_SKILLS_DEBUG"):
                 raise
-            click.echo(f"error: {exc.line() if isinstance(exc, InputError) else exc}", err=True)
+            click.echo(f"error: {terminal_text(exc.line() if isinstance(exc, InputError) else str(exc))}", err=True)
             code = EXIT_USAGE
         except OSError as exc:  # a path the system refuses: too long, a symlink loop, no permission, ...
             if os.environ.get("EVAL_SKILLS_DEBUG") or exc.filename is None:

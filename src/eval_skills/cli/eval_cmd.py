@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import InputError
-from ..reports import normalize_formats
+from ..reports import FORMATS, normalize_formats
 from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_TERMINATED
 from ._agent_options import judge_options
 from ._options import GreedyCommand, split_words
@@ -43,7 +43,7 @@ def resolve_settings(ctx: click.Context, params: dict[str, Any], config: Config)
         else None
     if params["formats"] and not split_words(params["formats"]):
         raise InputError("--format needs at least one format", field="--format",
-                         hint="use one or more of: json, markdown, html, csv")
+                         hint=f"use one or more of: {', '.join(FORMATS)}")
     out["formats"] = normalize_formats(split_words(params["formats"]) if params["formats"] else config.format)
     given = [Path(d) for d in params["benchmarks_dir"]]
     for folder in given:
@@ -60,14 +60,13 @@ def resolve_settings(ctx: click.Context, params: dict[str, Any], config: Config)
     return out
 
 
-def summary_table(reports: list[dict[str, Any]]) -> Any:
-    """The per-skill summary. Numbers never wrap or get cut: at 80 columns the skill and version fold."""
+def summary_table(reports: list[dict[str, Any]], width: int = 80) -> Any:
+    """The per-skill summary for a ``width``-column console. Numbers never wrap or get cut: the skill and
+    version fold into the room the numbers leave (3 : 1, at least 5 and 7 columns). The table's own width
+    is ``table.width``: more than ``width`` only when even that much room is not there (print it on a
+    console that wide; see :func:`print_summary`)."""
     from rich.table import Table
-
-    table = Table(title="eval-skills results", title_justify="left", box=None, padding=(0, 1), pad_edge=False,
-                  header_style="bold underline")
-    table.add_column("skill", overflow="fold", min_width=5, ratio=3)
-    table.add_column("version", overflow="fold", min_width=7, ratio=1)
+    from rich.text import Text
 
     def fmt(value: float | None, spec: str) -> str:
         return "n/a" if value is None else format(value, spec)
@@ -76,12 +75,36 @@ def summary_table(reports: list[dict[str, Any]]) -> Any:
              fmt(r["summary"]["partialScore"], ".4f"), fmt(r["summary"]["errorRate"], ".2%"),
              fmt(r["summary"]["consistencyScore"], ".4f"), fmt(r["latency"]["p50Ms"], ".1f"),
              fmt(r["latency"]["p95Ms"], ".1f"), fmt(r["summary"]["compositeScore"], ".4f")] for r in reports]
-    for index, col in enumerate(("pass", "partial", "errors", "consist", "p50 ms", "p95 ms", "score"), 2):
-        width = max([len(col), *(len(row[index]) for row in rows)])
-        table.add_column(col, justify="right", no_wrap=True, min_width=width, max_width=width)
-    for row in rows:
-        table.add_row(*row)
+    names = ("skill", "version", "pass", "partial", "errors", "consist", "p50 ms", "p95 ms", "score")
+    natural = [max([len(name), *(len(str(row[index])) for row in rows)]) for index, name in enumerate(names)]
+    room = width - sum(natural[2:]) - 2 * (len(names) - 1)  # two spaces between columns
+    skill, version = natural[:2]
+    if skill + version > room:
+        version = min(version, max(7, room // 4))
+        skill = min(skill, max(5, room - version))
+    table = Table(title="eval-skills results", title_justify="left", box=None, padding=(0, 1), pad_edge=False,
+                  header_style="bold underline")
+    table.add_column("skill", overflow="fold", width=skill)
+    table.add_column("version", overflow="fold", width=version)
+    for name, size in zip(names[2:], natural[2:], strict=True):
+        table.add_column(name, justify="right", no_wrap=True, width=size)
+    for row in rows:  # a version such as "1.0[/]" is text, not rich markup
+        table.add_row(Text(str(row[0])), Text(str(row[1])), *row[2:])
+    table.width = skill + version + sum(natural[2:]) + 2 * (len(names) - 1)
     return table
+
+
+def print_summary(console: Any, reports: list[dict[str, Any]]) -> Any:
+    """Print the summary table on ``console``; returns the console to print the lines after it on: one at
+    least as wide as the table, so a narrower terminal (or ``COLUMNS=0``) wraps lines rather than cutting
+    numbers or dropping columns and report paths."""
+    from rich.console import Console
+
+    table = summary_table(reports, max(console.width, 0))
+    if console.width < table.width:
+        console = Console(width=table.width, highlight=False)
+    console.print(table)
+    return console
 
 
 @click.command("eval", cls=GreedyCommand, greedy=("--skills", "--format", "--benchmarks-dir"))
@@ -233,13 +256,12 @@ def _show(outcome: Any, opts: dict[str, Any], as_json: bool) -> None:
         return
     from rich.console import Console
 
-    console = Console()  # a terminal's width; piped: COLUMNS, else 80
-    console.print(summary_table(outcome.reports))
+    console = print_summary(Console(), outcome.reports)  # a terminal's width; piped: COLUMNS, else 80
     for path in outcome.report_files:
-        console.print(f"report: {path}", highlight=False, soft_wrap=True)
+        console.print(f"report: {path}", highlight=False, soft_wrap=True, markup=False)
     if outcome.evaluation_id:
         console.print(f"stored as evaluation {outcome.evaluation_id} in {opts['store']}", highlight=False,
-                      soft_wrap=True)
+                      soft_wrap=True, markup=False)
     warn_inputs(outcome.reports)
 
 

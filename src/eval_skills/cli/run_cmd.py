@@ -23,9 +23,9 @@ from .eval_cmd import (
     eval_command,
     exit_if_interrupted,
     prepare_evaluation,
+    print_summary,
     resolve_settings,
     run_evaluation,
-    summary_table,
     warn_inputs,
 )
 from .select_cmd import print_selection, strategy_from
@@ -100,15 +100,14 @@ def run_command(ctx: click.Context, **params: Any) -> None:
                                "evaluationId": outcome.evaluation_id, "reports": outcome.reports},
                               indent=2, ensure_ascii=False, default=str))
     else:
-        console = make_console()
-        console.print(summary_table(outcome.reports))
+        console = print_summary(make_console(), outcome.reports)
         print_selection(selection)
         for path in files:
-            console.print(f"report: {path}")
+            console.print(f"report: {path}", markup=False)
         if not chosen:
             console.print("no skill met the selection: no report written")
         if outcome.evaluation_id:
-            console.print(f"stored as evaluation {outcome.evaluation_id} in {opts['store']}")
+            console.print(f"stored as evaluation {outcome.evaluation_id} in {opts['store']}", markup=False)
         warn_inputs(outcome.reports)
     exit_if_interrupted(outcome, signalled, plan.total)
     if params["exit_on_fail"] and not chosen:

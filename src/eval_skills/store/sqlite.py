@@ -35,6 +35,7 @@ OUTPUT_LIMIT = 1_000_000  # characters of output JSON kept per result; longer on
 TEXT_LIMIT = 100_000  # characters kept of one error or reason
 TRUNCATED_KEY = "$truncated"
 BUSY_TIMEOUT_MS = 10_000
+LOCK_POLL_MS = 200  # one SQLite-level wait for a lock; longer waits are a loop of these
 EVALUATION_STATUSES = ("running", "finished", "interrupted", "failed")
 
 _INSERT_RESULT = (
@@ -127,6 +128,7 @@ class Store:
         self.path = path
         self.busy_timeout_ms = BUSY_TIMEOUT_MS
         self._lock = threading.Lock()
+        self._give_up = threading.Event()  # set by stop_waiting(): a wait for another process's lock ends
 
     # ---- lifetime -------------------------------------------------------------------------------
 
@@ -199,12 +201,37 @@ class Store:
             except sqlite3.Error as exc:
                 raise self._error(exc, doing) from exc
 
+    def _begin(self) -> None:
+        """BEGIN IMMEDIATE, waiting up to ``busy_timeout_ms`` for another process's lock in steps of
+        ``LOCK_POLL_MS``, so that :meth:`stop_waiting` (Ctrl-C, from another thread) ends the wait at once
+        rather than after SQLite's whole busy timeout."""
+        deadline = time.monotonic() + self.busy_timeout_ms / 1000
+        self._db.execute(f"PRAGMA busy_timeout = {min(int(self.busy_timeout_ms), LOCK_POLL_MS)}")
+        try:
+            while True:
+                try:
+                    self._db.execute("BEGIN IMMEDIATE")
+                    return
+                except sqlite3.OperationalError as exc:
+                    text = str(exc)
+                    if ("locked" not in text and "busy" not in text) or time.monotonic() >= deadline:
+                        raise
+                    if self._give_up.is_set():
+                        raise sqlite3.OperationalError("stopped waiting for another process's lock") from None
+        finally:
+            self._db.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+
+    def stop_waiting(self) -> None:
+        """From any thread: a call waiting for another process's lock gives up (within ``LOCK_POLL_MS``) with
+        a HarnessError; later calls do not wait."""
+        self._give_up.set()
+
     @contextmanager
     def _write(self, doing: str) -> Iterator[sqlite3.Connection]:
         """One transaction, holding the write lock from its start (no upgrade deadlocks)."""
         with self._lock:
             try:
-                self._db.execute("BEGIN IMMEDIATE")
+                self._begin()
                 try:
                     yield self._db
                 except BaseException:
