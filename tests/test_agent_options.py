@@ -110,3 +110,35 @@ def test_the_decorators_pass_every_option() -> None:
     assert seen["agent_args"] == ("--full-auto", "-c", "x=1") and seen["max_turns"] == 5
     assert (seen["judge"], seen["judge_model"], seen["no_judge_cache"]) == ("anthropic", "j", True)
     assert set(AGENT) | {"agent_args"} <= set(seen) and set(JUDGE) <= set(seen)
+
+
+@pytest.mark.parametrize(("given", "flag"), [
+    ({"agent": "claude", "agent_cmd": "my-agent {prompt}"}, "--agent-cmd"),
+    ({"agent": "openai", "agent_output": "events"}, "--agent-output"),
+    ({"agent": "codex", "skills_subdir": ".codex/skills"}, "--skills-subdir"),
+    ({"agent_cmd": "my-agent {prompt}", "agent_bin": "claude"}, "--agent-bin"),
+    ({"agent_cmd": "my-agent {prompt}", "agent_args": ("--verbose",)}, "--agent-arg"),
+    ({"agent": "opencode", "base_url": "http://127.0.0.1:1/v1"}, "--base-url"),
+])
+def test_an_option_of_another_agent_backend_is_refused_not_ignored(given: dict, flag: str) -> None:
+    with pytest.raises(InputError, match="applies only to --agent") as info:
+        build_agent({**AGENT, **given})
+    assert info.value.field == flag
+
+
+def test_an_option_of_another_judge_backend_is_refused_and_empty_commands_are_not_defaults() -> None:
+    with pytest.raises(InputError, match="applies only to --judge command, not openai"):
+        build_judge({**JUDGE, "judge": "openai", "judge_cmd": "my-judge"})
+    for blank in ("", "  "):  # an empty command is a mistake, never a silent switch to claude / openai
+        with pytest.raises(InputError, match="is empty") as info:
+            build_agent({**AGENT, "agent_cmd": blank})
+        assert info.value.field == "--agent-cmd"
+        with pytest.raises(InputError, match="is empty"):
+            build_judge({**JUDGE, "judge_cmd": blank})
+
+
+def test_a_mistyped_placeholder_is_refused_other_braces_are_kept() -> None:
+    with pytest.raises(InputError, match=r"unknown placeholder \{promt_file\}"):
+        build_agent({**AGENT, "agent_cmd": f"{sys.executable} agent.py --prompt-file {{promt_file}}"})
+    agent = build_agent({**AGENT, "agent_cmd": f"{sys.executable} -c pass ${{HOME}} '{{\"a\": 1}}' {{prompt}}"})
+    assert agent.words[3:5] == ["${HOME}", '{"a": 1}']

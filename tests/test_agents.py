@@ -227,12 +227,12 @@ def test_placeholders_stay_one_argument_and_the_environment_is_passed(workspace:
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGENT_KEY", "secret-from-caller")
     template = (f"{sys.executable} -c \"{ECHO_ARGV}\" {{prompt}} --p=\"{{prompt}}\" {{workdir}} {{model}} "
-                "{max_turns} {unknown}")
+                "{max_turns} ${unknown} '{\"a\": 1}'")
     agent = create_agent("command", command=template, env={"EXTRA": "1"})
     prompt = "it's \"quoted\" $(rm -rf /) and spaced"
     result = run(agent, AgentRequest(prompt, workspace, timeout=20, model="m-1", max_turns=7))
     echoed = json.loads(result.response)
-    assert echoed["argv"] == [prompt, f"--p={prompt}", str(workspace.resolve()), "m-1", "7", "{unknown}"]
+    assert echoed["argv"] == [prompt, f"--p={prompt}", str(workspace.resolve()), "m-1", "7", "${unknown}", '{"a": 1}']
     assert echoed["cwd"] == str(workspace.resolve())
     assert (echoed["key"], echoed["extra"]) == ("secret-from-caller", "1")
     assert result.model == "m-1" and result.agent == "command"
