@@ -52,11 +52,12 @@ JUDGE_OPTIONS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
 LLM_KEYS = ("provider", "model", "temperature", "baseUrl")  # the config's llm settings
 
 # option -> (its flag, the backends it applies to): given to another backend, it is refused rather than ignored
-AGENT_ONLY = {"agent_cmd": ("--agent-cmd", ("command",)), "agent_output": ("--agent-output", ("command",)),
-              "skills_subdir": ("--skills-subdir", ("command",)),
-              "agent_bin": ("--agent-bin", ("claude", "codex", "opencode")),
-              "agent_args": ("--agent-arg", ("claude", "codex", "opencode")), "base_url": ("--base-url", ("openai",))}
-JUDGE_ONLY = {"judge_cmd": ("--judge-cmd", ("command",))}
+AGENT_ONLY: dict[str, tuple[str, tuple[str, ...]]] = {
+    "agent_cmd": ("--agent-cmd", ("command",)), "agent_output": ("--agent-output", ("command",)),
+    "skills_subdir": ("--skills-subdir", ("command",)),
+    "agent_bin": ("--agent-bin", ("claude", "codex", "opencode")),
+    "agent_args": ("--agent-arg", ("claude", "codex", "opencode")), "base_url": ("--base-url", ("openai",))}
+JUDGE_ONLY: dict[str, tuple[str, tuple[str, ...]]] = {"judge_cmd": ("--judge-cmd", ("command",))}
 
 
 def _llm_settings(llm: dict[str, Any]) -> dict[str, Any]:
