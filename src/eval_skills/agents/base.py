@@ -192,6 +192,7 @@ class Agent(ABC):
     callers use :meth:`run` (safe to call concurrently, one workspace per call)."""
 
     name: str = "agent"
+    has_stderr = True  # a program whose stderr tail ends an error; False for agents that run no program
     skills_subdir: str = ".agents/skills"  # where project skills go, relative to the workspace
     model: str | None = None  # the model used when a request names none (None: the agent's own default)
     env: dict[str, str]  # variables added to the caller's environment
@@ -250,7 +251,8 @@ class Agent(ABC):
             status = "timeout" if ex.timed_out else "error"
             tail = " | ".join(line.strip() for line in ex.stderr_tail.splitlines() if line.strip())
             tail = tail if len(tail) <= 500 else "..." + tail[-500:]
-            error += f"; stderr: {tail}" if tail else "; stderr was empty"
+            if self.has_stderr:
+                error += f"; stderr: {tail}" if tail else "; stderr was empty"
         usage = ex.usage or TokenUsage.estimate(request.prompt, response)
         # what an agent hands over may hold lone surrogates (an SDK's parse of "\ud800"): kept as U+FFFD, so the
         # run's files, transcript and store row can be written
