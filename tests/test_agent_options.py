@@ -89,9 +89,27 @@ def test_model_judges_from_options_and_config(monkeypatch: pytest.MonkeyPatch) -
         build_judge({**JUDGE}, llm)  # the server is gone
     with pytest.raises(InputError, match="unknown setting llm.apiKey") as info:
         build_judge({**JUDGE}, {"model": "m", "apiKey": "sk-in-a-file"})
-    assert "EVAL_SKILLS_LLM_KEY" in info.value.hint
+    assert "EVAL_SKILLS_LLM_KEY" in str(info.value) and "sk-in-a-file" not in str(info.value)
     with pytest.raises(InputError, match="must be a number"):
         build_judge({**JUDGE}, {"model": "m", "temperature": "cold"})
+
+
+def test_llm_settings_are_checked_naming_the_file_and_empty_ones_are_absent(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from eval_skills.config import load_config
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    config = tmp_path / "eval-skills.config.yaml"
+    for text, error in (("llm:\n  model: 5\n", "llm.model must be a string"),
+                        ("llm:\n  apiKey: sk-in-a-file\n", "unknown setting llm.apiKey")):
+        config.write_text(text)
+        with pytest.raises(InputError, match=error) as info:
+            load_config(config)
+        assert info.value.file == str(config)  # the line names the file that holds the setting
+    config.write_text('llm:\n  provider: ""\n  model: m\n  baseUrl: ""\n')
+    assert load_config(config).llm == {"model": "m"}  # an empty provider is no provider: the model is openai's
+    with pytest.raises(InputError, match="the openai judge needs a key"):  # not "needs a model"
+        build_judge({**JUDGE}, {"provider": "", "model": "m"})
 
 
 def test_the_decorators_pass_every_option() -> None:

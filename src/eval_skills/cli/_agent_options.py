@@ -49,8 +49,6 @@ JUDGE_OPTIONS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "anthropic": _model_judge,
 }
 
-LLM_KEYS = ("provider", "model", "temperature", "baseUrl")  # the config's llm settings
-
 # option -> (its flag, the backends it applies to): given to another backend, it is refused rather than ignored
 AGENT_ONLY: dict[str, tuple[str, tuple[str, ...]]] = {
     "agent_cmd": ("--agent-cmd", ("command",)), "agent_output": ("--agent-output", ("command",)),
@@ -61,17 +59,13 @@ JUDGE_ONLY: dict[str, tuple[str, tuple[str, ...]]] = {"judge_cmd": ("--judge-cmd
 
 
 def _llm_settings(llm: dict[str, Any]) -> dict[str, Any]:
-    """The config's ``llm`` settings, checked: only known keys, of the right types."""
-    for key, value in llm.items():
-        if key not in LLM_KEYS:
-            raise InputError(f"unknown setting llm.{key}", field=f"llm.{key}",
-                             hint="known: " + ", ".join(LLM_KEYS) + " (keys come from EVAL_SKILLS_LLM_KEY)")
-        if key == "temperature" and value is not None and (
-                isinstance(value, bool) or not isinstance(value, int | float)):
-            raise InputError(f"must be a number, not {value!r}", field="llm.temperature")
-        if key != "temperature" and value is not None and not isinstance(value, str):
-            raise InputError(f"must be a string, not {value!r}", field=f"llm.{key}")
-    return llm
+    """The config's ``llm`` settings, checked (a config file's are checked when it is read, naming the file)."""
+    from ..config import check_llm_settings
+
+    try:
+        return check_llm_settings(llm)
+    except ValueError as exc:
+        raise InputError(str(exc), field="llm") from None
 
 
 def _required(params: dict[str, Any], key: str, flag: str, what: str) -> Any:
