@@ -35,8 +35,12 @@ def test_judge_from_options_then_config():
     assert (judge.backend, judge.model, judge.cache is not None) == ("command", "m1", True)
     judge = build_judge({**JUDGE, "judge_cmd": f"{sys.executable} -c pass", "no_judge_cache": True}, cache=object())
     assert judge.cache is None
-    with pytest.raises(InputError, match="unknown judge 'nope'"):
+    with pytest.raises(InputError, match="unknown judge 'nope'") as info:
         build_judge({**JUDGE}, {"provider": "nope"})
+    assert info.value.field == "llm.provider"  # where the name came from
+    with pytest.raises(InputError, match="unknown judge 'nope'") as info:
+        build_judge({**JUDGE, "judge": "nope"}, {"provider": "openai"})
+    assert info.value.field == "--judge"
 
 
 # ---- the presets, the openai agent and the model judges ---------------------------------------------------

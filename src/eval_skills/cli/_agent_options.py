@@ -170,7 +170,8 @@ def build_judge(params: dict[str, Any], llm: dict[str, Any] | None = None, cache
               "judge_base_url": llm.get("baseUrl") if own else None, "judge_temperature": llm.get("temperature")}
     if name not in JUDGES or name not in JUDGE_OPTIONS:
         known = ", ".join(sorted(set(JUDGES) & set(JUDGE_OPTIONS)))
-        raise InputError(f"unknown judge {name!r}", field="--judge", hint=f"use one of: {known}")
+        where = "--judge" if params.get("judge") or params.get("judge_cmd") is not None else "llm.provider"
+        raise InputError(f"unknown judge {name!r}", field=where, hint=f"use one of: {known}")
     _refuse_foreign(params, name, JUDGE_ONLY, "--judge")
     judge = create_judge(name, **JUDGE_OPTIONS[name](params), cache=None if params.get("no_judge_cache") else cache)
     judge.check()
