@@ -238,6 +238,19 @@ def test_placeholders_stay_one_argument_and_the_environment_is_passed(workspace:
     assert result.model == "m-1" and result.agent == "command"
 
 
+def test_a_prompt_with_a_nul_or_a_lone_surrogate_is_a_result_not_a_crash(workspace: Path) -> None:
+    as_argument = create_agent("command", command=[sys.executable, "-c", "import sys; print(sys.argv[1])", "{prompt}"])
+    result = run(as_argument, AgentRequest("a \x00 b", workspace, timeout=20))
+    assert result.status == "error" and "NUL" in result.error and result.response is None
+    from_file = create_agent("command", command=[sys.executable, "-c",
+                                                 "import sys; print(open(sys.argv[1], encoding='utf-8').read())",
+                                                 "{prompt_file}"])
+    for agent, prompt, expected in ((from_file, "a \x00 b", "a \x00 b"), (from_file, "lone \ud800", "lone \ufffd"),
+                                    (as_argument, "lone \udcff", "lone \ufffd")):
+        result = run(agent, AgentRequest(prompt, workspace, timeout=20))
+        assert (result.status, result.response) == ("ok", expected)
+
+
 def test_prompt_file_is_outside_the_workspace(workspace: Path) -> None:
     code = "import sys; print(open(sys.argv[1]).read() + ' @ ' + sys.argv[1])"
     result = run(create_agent("command", command=[sys.executable, "-c", code, "{prompt_file}"]),

@@ -63,7 +63,7 @@ class AgentRequest:
 
     def __init__(self, prompt: str, workspace: Path | str, skills: Iterable[Path | str | SkillSource] = (), *,
                  timeout: float = 600.0, max_turns: int | None = None, model: str | None = None) -> None:
-        object.__setattr__(self, "prompt", prompt)
+        object.__setattr__(self, "prompt", clean_text(prompt))  # a lone surrogate cannot be written to the agent
         object.__setattr__(self, "workspace", Path(workspace))
         object.__setattr__(self, "skills", tuple(SkillSource.of(s) for s in skills))
         if not (timeout > 0 and math.isfinite(timeout)):
