@@ -251,6 +251,14 @@ def test_a_prompt_with_a_nul_or_a_lone_surrogate_is_a_result_not_a_crash(workspa
         assert (result.status, result.response) == ("ok", expected)
 
 
+def test_a_workspace_where_the_skills_cannot_go_is_that_runs_error(tmp_path: Path, workspace: Path) -> None:
+    (workspace / ".agents").write_text("a file where the skills folder goes")
+    result = run(python_agent("print('ran')"), AgentRequest("p", workspace, skills=[make_skill(tmp_path)], timeout=20))
+    assert result.status == "error" and result.response is None and result.installed_skills == []
+    assert result.error.startswith("could not install the skills in the workspace: [Errno 20] Not a directory")
+    assert "stderr" not in result.error  # nothing ran
+
+
 def test_prompt_file_is_outside_the_workspace(workspace: Path) -> None:
     code = "import sys; print(open(sys.argv[1]).read() + ' @ ' + sys.argv[1])"
     result = run(create_agent("command", command=[sys.executable, "-c", code, "{prompt_file}"]),

@@ -227,7 +227,11 @@ class Agent(ABC):
         workspace = request.workspace.resolve()
         if not workspace.is_dir():
             raise InputError("the workspace is not a folder", file=str(request.workspace))
-        installed = await asyncio.to_thread(install_skills, workspace, self.skills_subdir, request.skills)
+        try:
+            installed = await asyncio.to_thread(install_skills, workspace, self.skills_subdir, request.skills)
+        except OSError as exc:  # the workspace is in the way (a file where the skills folder goes, no space left)
+            failed = Execution(error=f"could not install the skills in the workspace: {exc}")
+            return self._result(request, failed, 0.0, [], [])
         excluded = {f"{self.skills_subdir}/{name}" for name in installed} | {".git"}
         before = await asyncio.to_thread(snapshot, workspace, excluded)
         started = time.monotonic()
@@ -251,7 +255,7 @@ class Agent(ABC):
             status = "timeout" if ex.timed_out else "error"
             tail = " | ".join(line.strip() for line in ex.stderr_tail.splitlines() if line.strip())
             tail = tail if len(tail) <= 500 else "..." + tail[-500:]
-            if self.has_stderr:
+            if self.has_stderr and ex.raw_stdout is not None:  # a program was started (or tried)
                 error += f"; stderr: {tail}" if tail else "; stderr was empty"
         usage = ex.usage or TokenUsage.estimate(request.prompt, response)
         # what an agent hands over may hold lone surrogates (an SDK's parse of "\ud800"): kept as U+FFFD, so the
