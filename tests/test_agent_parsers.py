@@ -326,6 +326,18 @@ def test_failed_reads_of_skill_md_are_no_invocations() -> None:
     assert parser.warnings() == ["opencode output: the read of gone's SKILL.md failed, so the run went on without it"]
 
 
+def test_reads_of_skill_md_in_a_command_agents_own_skills_folder_are_found() -> None:
+    codex = [{"type": "item.completed", "item": {"id": "i", "type": "command_execution", "status": "completed",
+                                                 "command": "cat tools/csv-summary/SKILL.md", "exit_code": 0}}]
+    opencode = [{"type": "tool_use", "part": {"tool": "read", "callID": "c", "state": {
+        "status": "completed", "input": {"filePath": "/w/tools/csv-summary/SKILL.md"}, "output": "---"}}}]
+    for name, stream in (("codex", codex), ("opencode", opencode)):
+        _, out = parse(name, stream, subdir="tools")  # --skills-subdir tools: no "skills/" in the path
+        assert [e.skill for e in out.transcript if isinstance(e, SkillEvent)] == ["csv-summary"], name
+        _, out = parse(name, stream)  # installed elsewhere: another folder's SKILL.md is not a skill read
+        assert not [e for e in out.transcript if isinstance(e, SkillEvent)], name
+
+
 def test_codex_stderr_mixed_into_stdout_is_skipped() -> None:
     data = b"ERROR codex_core::exec: something\n" + sample("codex-exec-json.jsonl")
     parser, out = parse("codex", data)

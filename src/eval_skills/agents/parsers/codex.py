@@ -29,7 +29,7 @@ from typing import Any
 
 from ...formats.workspace import SkillEvent, UsageEvent
 from ..output import ParseContext, ParsedOutput, RawOutput
-from .common import READ_OF_SKILL_MD, JsonLinesParser, as_int, obj, skill_reads
+from .common import READ_OF_SKILL_MD, JsonLinesParser, as_int, obj
 
 __all__ = ["CodexParser"]
 
@@ -99,7 +99,7 @@ class CodexParser(JsonLinesParser):
         is_error = status in ("failed", "declined") or (isinstance(exit_code, int) and exit_code != 0)
         self.t.call(item_id, name, tool_input, **({"result": result} if result not in (None, "") else {}),
                     is_error=is_error)
-        for skill in skill_reads(item.get("command")) if kind == "command_execution" else []:
+        for skill in self.skill_md_reads(item.get("command")) if kind == "command_execution" else []:
             seen = self.skill_seen.get((item_id, skill))
             if is_error:  # the file was not read (a started command's skill event is taken back)
                 if seen is not None:

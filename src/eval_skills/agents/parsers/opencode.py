@@ -21,7 +21,7 @@ from typing import Any
 
 from ...formats.workspace import UsageEvent
 from ..output import ParseContext, ParsedOutput, RawOutput
-from .common import READ_OF_SKILL_MD, JsonLinesParser, as_cost, as_int, obj, one_line, skill_read
+from .common import READ_OF_SKILL_MD, JsonLinesParser, as_cost, as_int, obj, one_line
 
 __all__ = ["OpenCodeParser"]
 
@@ -76,7 +76,8 @@ class OpenCodeParser(JsonLinesParser):
                 said = one_line(str(result or ""), 200)
                 self.note(f"the skill call for {args['name'].strip()} failed, so the run went on without it"
                           + (f": {said}" if said else " (no message)"))
-        elif tool == "read" and (skill := skill_read(args.get("filePath") or args.get("file_path"))):
+        elif tool == "read" and (reads := self.skill_md_reads(args.get("filePath") or args.get("file_path"))):
+            skill = reads[0]
             if not failed:
                 self.t.skill(skill, READ_OF_SKILL_MD, call_id)
             else:
