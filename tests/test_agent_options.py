@@ -35,8 +35,12 @@ def test_judge_from_options_then_config():
     assert (judge.backend, judge.model, judge.cache is not None) == ("command", "m1", True)
     judge = build_judge({**JUDGE, "judge_cmd": f"{sys.executable} -c pass", "no_judge_cache": True}, cache=object())
     assert judge.cache is None
-    with pytest.raises(InputError, match="unknown judge 'nope'"):
+    with pytest.raises(InputError, match="unknown judge 'nope'") as info:
         build_judge({**JUDGE}, {"provider": "nope"})
+    assert info.value.field == "llm.provider"  # where the name came from
+    with pytest.raises(InputError, match="unknown judge 'nope'") as info:
+        build_judge({**JUDGE, "judge": "nope"}, {"provider": "openai"})
+    assert info.value.field == "--judge"
 
 
 # ---- the presets, the openai agent and the model judges ---------------------------------------------------
@@ -89,9 +93,27 @@ def test_model_judges_from_options_and_config(monkeypatch: pytest.MonkeyPatch) -
         build_judge({**JUDGE}, llm)  # the server is gone
     with pytest.raises(InputError, match="unknown setting llm.apiKey") as info:
         build_judge({**JUDGE}, {"model": "m", "apiKey": "sk-in-a-file"})
-    assert "EVAL_SKILLS_LLM_KEY" in info.value.hint
+    assert "EVAL_SKILLS_LLM_KEY" in str(info.value) and "sk-in-a-file" not in str(info.value)
     with pytest.raises(InputError, match="must be a number"):
         build_judge({**JUDGE}, {"model": "m", "temperature": "cold"})
+
+
+def test_llm_settings_are_checked_naming_the_file_and_empty_ones_are_absent(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from eval_skills.config import load_config
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    config = tmp_path / "eval-skills.config.yaml"
+    for text, error in (("llm:\n  model: 5\n", "llm.model must be a string"),
+                        ("llm:\n  apiKey: sk-in-a-file\n", "unknown setting llm.apiKey")):
+        config.write_text(text)
+        with pytest.raises(InputError, match=error) as info:
+            load_config(config)
+        assert info.value.file == str(config)  # the line names the file that holds the setting
+    config.write_text('llm:\n  provider: ""\n  model: m\n  baseUrl: ""\n')
+    assert load_config(config).llm == {"model": "m"}  # an empty provider is no provider: the model is openai's
+    with pytest.raises(InputError, match="the openai judge needs a key"):  # not "needs a model"
+        build_judge({**JUDGE}, {"provider": "", "model": "m"})
 
 
 def test_the_decorators_pass_every_option() -> None:
@@ -110,3 +132,35 @@ def test_the_decorators_pass_every_option() -> None:
     assert seen["agent_args"] == ("--full-auto", "-c", "x=1") and seen["max_turns"] == 5
     assert (seen["judge"], seen["judge_model"], seen["no_judge_cache"]) == ("anthropic", "j", True)
     assert set(AGENT) | {"agent_args"} <= set(seen) and set(JUDGE) <= set(seen)
+
+
+@pytest.mark.parametrize(("given", "flag"), [
+    ({"agent": "claude", "agent_cmd": "my-agent {prompt}"}, "--agent-cmd"),
+    ({"agent": "openai", "agent_output": "events"}, "--agent-output"),
+    ({"agent": "codex", "skills_subdir": ".codex/skills"}, "--skills-subdir"),
+    ({"agent_cmd": "my-agent {prompt}", "agent_bin": "claude"}, "--agent-bin"),
+    ({"agent_cmd": "my-agent {prompt}", "agent_args": ("--verbose",)}, "--agent-arg"),
+    ({"agent": "opencode", "base_url": "http://127.0.0.1:1/v1"}, "--base-url"),
+])
+def test_an_option_of_another_agent_backend_is_refused_not_ignored(given: dict, flag: str) -> None:
+    with pytest.raises(InputError, match="applies only to --agent") as info:
+        build_agent({**AGENT, **given})
+    assert info.value.field == flag
+
+
+def test_an_option_of_another_judge_backend_is_refused_and_empty_commands_are_not_defaults() -> None:
+    with pytest.raises(InputError, match="applies only to --judge command, not openai"):
+        build_judge({**JUDGE, "judge": "openai", "judge_cmd": "my-judge"})
+    for blank in ("", "  "):  # an empty command is a mistake, never a silent switch to claude / openai
+        with pytest.raises(InputError, match="is empty") as info:
+            build_agent({**AGENT, "agent_cmd": blank})
+        assert info.value.field == "--agent-cmd"
+        with pytest.raises(InputError, match="is empty"):
+            build_judge({**JUDGE, "judge_cmd": blank})
+
+
+def test_a_mistyped_placeholder_is_refused_other_braces_are_kept() -> None:
+    with pytest.raises(InputError, match=r"unknown placeholder \{promt_file\}"):
+        build_agent({**AGENT, "agent_cmd": f"{sys.executable} agent.py --prompt-file {{promt_file}}"})
+    agent = build_agent({**AGENT, "agent_cmd": f"{sys.executable} -c pass ${{HOME}} '{{\"a\": 1}}' {{prompt}}"})
+    assert agent.words[3:5] == ["${HOME}", '{"a": 1}']

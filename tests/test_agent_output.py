@@ -62,6 +62,19 @@ def test_events_parser_notes_bad_lines_and_keeps_going() -> None:
     assert "Unable to extract tag" in warnings[5]
 
 
+@pytest.mark.parametrize("line", [
+    {"type": "usage", "input_tokens": -1000, "output_tokens": 5},
+    {"type": "usage", "output_tokens": 5, "total_tokens": -7},
+    {"type": "usage", "output_tokens": 5, "cost_usd": -3.5},
+    {"type": "skill", "skill": ""},
+    {"type": "skill", "skill": "  "},
+])
+def test_events_with_negative_usage_or_a_blank_skill_are_warnings_not_counted(line: dict) -> None:
+    parser, out = parse("events", [json.dumps(line), '{"type": "final", "text": "ok"}'])
+    assert out.usage is None and [e.type for e in out.transcript] == ["final"]
+    assert parser.problem_count == 1 and "line 1 is not an event" in parser.warnings()[0]
+
+
 def test_problems_are_bounded() -> None:
     parser, _ = parse("events", ["garbage"] * 50)
     assert parser.problem_count == 50 and len(parser.problems) == 20

@@ -270,11 +270,14 @@ def test_claude_garbage_lines_are_warnings() -> None:
 
 
 def test_codex_failures_and_updates() -> None:
+    read = {"id": "i0", "type": "command_execution", "command": "sed -n 1,200p .agents/skills/csv-summary/SKILL.md"}
     stream = [
+        {"type": "item.started", "item": {**read, "status": "in_progress"}},
+        {"type": "item.completed", "item": {**read, "aggregated_output": "---", "exit_code": 0, "status": "completed"}},
         {"type": "item.started", "item": {"id": "i1", "type": "command_execution", "command": "cat .agents/skills/"
-                                          "csv-summary/SKILL.md", "status": "in_progress"}},
+                                          "other/SKILL.md", "status": "in_progress"}},
         {"type": "item.completed", "item": {"id": "i1", "type": "command_execution", "command": "cat .agents/skills/"
-                                            "csv-summary/SKILL.md", "aggregated_output": "x", "exit_code": 1,
+                                            "other/SKILL.md", "aggregated_output": "x", "exit_code": 1,
                                             "status": "failed"}},
         {"type": "item.completed", "item": {"id": "i2", "type": "mcp_tool_call", "server": "docs", "tool": "search",
                                             "arguments": {"q": "a"}, "result": {"content": []}, "status": "completed"}},
@@ -289,14 +292,50 @@ def test_codex_failures_and_updates() -> None:
     ]
     parser, out = parse("codex", stream)
     calls = [e for e in out.transcript if isinstance(e, ToolCallEvent)]
-    assert [(c.name, c.is_error) for c in calls] == [("command_execution", True), ("mcp:docs/search", False),
-                                                     ("file_change", False)]
-    assert calls[0].result == "x" and calls[2].input == {"changes": [{"path": "a.md", "kind": "add"}]}
-    assert [e.skill for e in out.transcript if isinstance(e, SkillEvent)] == ["csv-summary"]  # once, not per update
+    assert [(c.name, c.is_error) for c in calls] == [("command_execution", False), ("command_execution", True),
+                                                     ("mcp:docs/search", False), ("file_change", False)]
+    assert calls[1].result == "x" and calls[3].input == {"changes": [{"path": "a.md", "kind": "add"}]}
+    # once, not per update; the failed read of other/SKILL.md is taken back (it was counted when it started)
+    assert [e.skill for e in out.transcript if isinstance(e, SkillEvent)] == ["csv-summary"]
     assert out.response == "old-style answer"
     assert usage_of(out) == (70, 6, 40, 0, 116, None)
     assert out.error is None
-    assert parser.warnings() == ["codex output: codex reported: rate limited, retrying"]
+    assert parser.warnings() == ["codex output: the command reading other's SKILL.md failed, so the run went on "
+                                 "without it", "codex output: codex reported: rate limited, retrying"]
+
+
+def test_failed_reads_of_skill_md_are_no_invocations() -> None:
+    def read(call_id: str, skill: str) -> dict:
+        path = f".claude/skills/{skill}/SKILL.md"
+        return {"type": "tool_use", "id": call_id, "name": "Read", "input": {"file_path": path}}
+
+    claude = [{"type": "assistant", "message": {"id": "m", "content": [read("t1", "gone"), read("t2", "csv")]}},
+              {"type": "user", "message": {"content": [
+                  {"type": "tool_result", "tool_use_id": "t1", "content": "File does not exist.", "is_error": True},
+                  {"type": "tool_result", "tool_use_id": "t2", "content": "---"}]}},
+              {"type": "result", "subtype": "success", "result": "ok"}]
+    parser, out = parse("claude", claude)
+    assert [e.skill for e in out.transcript if isinstance(e, SkillEvent)] == ["csv"]
+    assert parser.warnings() == ["claude output: the read of gone's SKILL.md failed, so the run went on without it: "
+                                 "File does not exist."]
+    opencode = [{"type": "tool_use", "part": {"tool": "read", "callID": "c1", "state": {
+                    "status": "error", "input": {"filePath": ".opencode/skills/gone/SKILL.md"}, "error": "not found"}}},
+                {"type": "text", "part": {"text": "ok"}}]
+    parser, out = parse("opencode", opencode)
+    assert not [e for e in out.transcript if isinstance(e, SkillEvent)] and out.response == "ok"
+    assert parser.warnings() == ["opencode output: the read of gone's SKILL.md failed, so the run went on without it"]
+
+
+def test_reads_of_skill_md_in_a_command_agents_own_skills_folder_are_found() -> None:
+    codex = [{"type": "item.completed", "item": {"id": "i", "type": "command_execution", "status": "completed",
+                                                 "command": "cat tools/csv-summary/SKILL.md", "exit_code": 0}}]
+    opencode = [{"type": "tool_use", "part": {"tool": "read", "callID": "c", "state": {
+        "status": "completed", "input": {"filePath": "/w/tools/csv-summary/SKILL.md"}, "output": "---"}}}]
+    for name, stream in (("codex", codex), ("opencode", opencode)):
+        _, out = parse(name, stream, subdir="tools")  # --skills-subdir tools: no "skills/" in the path
+        assert [e.skill for e in out.transcript if isinstance(e, SkillEvent)] == ["csv-summary"], name
+        _, out = parse(name, stream)  # installed elsewhere: another folder's SKILL.md is not a skill read
+        assert not [e for e in out.transcript if isinstance(e, SkillEvent)], name
 
 
 def test_codex_stderr_mixed_into_stdout_is_skipped() -> None:

@@ -183,6 +183,19 @@ def test_codex_and_opencode_command_lines(tmp_path: Path, workspace: Path) -> No
     assert codex.usage.input_tokens == 100 and codex.usage.cache_read_tokens == 20
 
 
+def test_a_setting_in_the_extra_arguments_replaces_the_presets_own(tmp_path: Path, workspace: Path) -> None:
+    request = AgentRequest("hi", workspace, timeout=30, model="m-default", max_turns=4)
+    for name, extra in (("claude", ["--model=m-user", "--max-turns", "9", "--output-format", "json"]),
+                        ("codex", ["-m", "m-user"]), ("opencode", ["--model=m-user"])):
+        assert run(create_agent(name, env=script(tmp_path), extra_args=extra), request).status == "ok"
+    assert [entry["argv"] for entry in logged(tmp_path)] == [  # never a flag twice (Codex refuses that)
+        ["-p", "--verbose", "--permission-mode", "acceptEdits", "--model=m-user", "--max-turns", "9",
+         "--output-format", "json"],
+        ["exec", "--json", "--skip-git-repo-check", "--sandbox", "workspace-write", "-m", "m-user", "-"],
+        ["run", "--format", "json", "--model=m-user"],
+    ]
+
+
 @pytest.mark.parametrize(("name", "template"), [
     ("claude", "claude -p --output-format json --verbose"),
     ("claude", "claude -p --output-format json"),

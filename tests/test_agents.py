@@ -227,15 +227,36 @@ def test_placeholders_stay_one_argument_and_the_environment_is_passed(workspace:
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGENT_KEY", "secret-from-caller")
     template = (f"{sys.executable} -c \"{ECHO_ARGV}\" {{prompt}} --p=\"{{prompt}}\" {{workdir}} {{model}} "
-                "{max_turns} {unknown}")
+                "{max_turns} ${unknown} '{\"a\": 1}'")
     agent = create_agent("command", command=template, env={"EXTRA": "1"})
     prompt = "it's \"quoted\" $(rm -rf /) and spaced"
     result = run(agent, AgentRequest(prompt, workspace, timeout=20, model="m-1", max_turns=7))
     echoed = json.loads(result.response)
-    assert echoed["argv"] == [prompt, f"--p={prompt}", str(workspace.resolve()), "m-1", "7", "{unknown}"]
+    assert echoed["argv"] == [prompt, f"--p={prompt}", str(workspace.resolve()), "m-1", "7", "${unknown}", '{"a": 1}']
     assert echoed["cwd"] == str(workspace.resolve())
     assert (echoed["key"], echoed["extra"]) == ("secret-from-caller", "1")
     assert result.model == "m-1" and result.agent == "command"
+
+
+def test_a_prompt_with_a_nul_or_a_lone_surrogate_is_a_result_not_a_crash(workspace: Path) -> None:
+    as_argument = create_agent("command", command=[sys.executable, "-c", "import sys; print(sys.argv[1])", "{prompt}"])
+    result = run(as_argument, AgentRequest("a \x00 b", workspace, timeout=20))
+    assert result.status == "error" and "NUL" in result.error and result.response is None
+    from_file = create_agent("command", command=[sys.executable, "-c",
+                                                 "import sys; print(open(sys.argv[1], encoding='utf-8').read())",
+                                                 "{prompt_file}"])
+    for agent, prompt, expected in ((from_file, "a \x00 b", "a \x00 b"), (from_file, "lone \ud800", "lone \ufffd"),
+                                    (as_argument, "lone \udcff", "lone \ufffd")):
+        result = run(agent, AgentRequest(prompt, workspace, timeout=20))
+        assert (result.status, result.response) == ("ok", expected)
+
+
+def test_a_workspace_where_the_skills_cannot_go_is_that_runs_error(tmp_path: Path, workspace: Path) -> None:
+    (workspace / ".agents").write_text("a file where the skills folder goes")
+    result = run(python_agent("print('ran')"), AgentRequest("p", workspace, skills=[make_skill(tmp_path)], timeout=20))
+    assert result.status == "error" and result.response is None and result.installed_skills == []
+    assert result.error.startswith("could not install the skills in the workspace: [Errno 20] Not a directory")
+    assert "stderr" not in result.error  # nothing ran
 
 
 def test_prompt_file_is_outside_the_workspace(workspace: Path) -> None:

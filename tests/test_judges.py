@@ -144,6 +144,8 @@ def test_parse_verdict_rules() -> None:
         parse_verdict(grade, '{"expectations": [{"text": "one", "passed": "yes"}]}')
     verdict = parse_verdict(grade, '{"expectations": [{"text": "paraphrased", "passed": false}]}')
     assert verdict.expectations[0].text == "one" and verdict.expectations[0].evidence == ""
+    verdict = parse_verdict(grade, '{"expectations": [{"passed": true, "evidence": "seen"}]}')  # no text: in order
+    assert (verdict.expectations[0].text, verdict.expectations[0].passed) == ("one", True)
 
 
 @pytest.mark.parametrize(("reply", "score"), [

@@ -176,6 +176,7 @@ def test_a_malformed_or_failing_endpoint_is_an_error(api: FakeOpenAI, workspace:
     api.script(*replies)
     result = run(agent_for(api), AgentRequest("hi", workspace, timeout=30))
     assert result.status == "error" and result.error.startswith(error_text) and result.response is None
+    assert "stderr" not in result.error  # no program ran: nothing about a stderr it never had
 
 
 def test_a_key_the_endpoint_quotes_back_is_not_kept(api: FakeOpenAI, workspace: Path) -> None:

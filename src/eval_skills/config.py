@@ -68,6 +68,29 @@ class Config(BaseModel):
             raise ValueError(f"unknown report format {unknown[0]!r}; use json, markdown, html, csv or junit")
         return value
 
+    @field_validator("llm")
+    @classmethod
+    def _llm_settings(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return check_llm_settings(value)
+
+
+LLM_KEYS = ("provider", "model", "temperature", "baseUrl")  # the judge settings under ``llm``
+
+
+def check_llm_settings(llm: dict[str, Any]) -> dict[str, Any]:
+    """The ``llm`` settings checked (only known keys, of the right types; ValueError naming the key), with empty
+    ones left out (an empty key is as if absent)."""
+    for key, value in llm.items():
+        if key not in LLM_KEYS:
+            raise ValueError(f"unknown setting llm.{key} (known: {', '.join(LLM_KEYS)}; keys come from "
+                             "EVAL_SKILLS_LLM_KEY)")
+        if key == "temperature" and value is not None and (
+                isinstance(value, bool) or not isinstance(value, int | float)):
+            raise ValueError(f"llm.temperature must be a number, not {value!r}")
+        if key != "temperature" and value is not None and not isinstance(value, str):
+            raise ValueError(f"llm.{key} must be a string, not {value!r}")
+    return {key: value for key, value in llm.items() if value is not None and value != ""}
+
 
 def _read_yaml(path: Path) -> dict[str, Any]:
     import yaml

@@ -63,7 +63,7 @@ class AgentRequest:
 
     def __init__(self, prompt: str, workspace: Path | str, skills: Iterable[Path | str | SkillSource] = (), *,
                  timeout: float = 600.0, max_turns: int | None = None, model: str | None = None) -> None:
-        object.__setattr__(self, "prompt", prompt)
+        object.__setattr__(self, "prompt", clean_text(prompt))  # a lone surrogate cannot be written to the agent
         object.__setattr__(self, "workspace", Path(workspace))
         object.__setattr__(self, "skills", tuple(SkillSource.of(s) for s in skills))
         if not (timeout > 0 and math.isfinite(timeout)):
@@ -192,6 +192,7 @@ class Agent(ABC):
     callers use :meth:`run` (safe to call concurrently, one workspace per call)."""
 
     name: str = "agent"
+    has_stderr = True  # a program whose stderr tail ends an error; False for agents that run no program
     skills_subdir: str = ".agents/skills"  # where project skills go, relative to the workspace
     model: str | None = None  # the model used when a request names none (None: the agent's own default)
     env: dict[str, str]  # variables added to the caller's environment
@@ -226,7 +227,11 @@ class Agent(ABC):
         workspace = request.workspace.resolve()
         if not workspace.is_dir():
             raise InputError("the workspace is not a folder", file=str(request.workspace))
-        installed = await asyncio.to_thread(install_skills, workspace, self.skills_subdir, request.skills)
+        try:
+            installed = await asyncio.to_thread(install_skills, workspace, self.skills_subdir, request.skills)
+        except OSError as exc:  # the workspace is in the way (a file where the skills folder goes, no space left)
+            failed = Execution(error=f"could not install the skills in the workspace: {exc}")
+            return self._result(request, failed, 0.0, [], [])
         excluded = {f"{self.skills_subdir}/{name}" for name in installed} | {".git"}
         before = await asyncio.to_thread(snapshot, workspace, excluded)
         started = time.monotonic()
@@ -250,7 +255,8 @@ class Agent(ABC):
             status = "timeout" if ex.timed_out else "error"
             tail = " | ".join(line.strip() for line in ex.stderr_tail.splitlines() if line.strip())
             tail = tail if len(tail) <= 500 else "..." + tail[-500:]
-            error += f"; stderr: {tail}" if tail else "; stderr was empty"
+            if self.has_stderr and ex.raw_stdout is not None:  # a program was started (or tried)
+                error += f"; stderr: {tail}" if tail else "; stderr was empty"
         usage = ex.usage or TokenUsage.estimate(request.prompt, response)
         # what an agent hands over may hold lone surrogates (an SDK's parse of "\ud800"): kept as U+FFFD, so the
         # run's files, transcript and store row can be written

@@ -30,10 +30,10 @@ class ClaudeAgent(CliAgent):
     skills_subdir = ".claude/skills"
 
     def arguments(self, model: str | None, max_turns: int | None, workspace: Path) -> list[str]:
-        args = ["-p", "--output-format", "stream-json", "--verbose"]
-        if max_turns is not None:
+        args = ["-p", *([] if self.given("--output-format") else ["--output-format", "stream-json"]), "--verbose"]
+        if max_turns is not None and not self.given("--max-turns"):
             args += ["--max-turns", str(max_turns)]
-        if model:
+        if model and not self.given("--model"):
             args += ["--model", model]
         if not self.given("--permission-mode", "--dangerously-skip-permissions"):
             args += ["--permission-mode", "acceptEdits"]

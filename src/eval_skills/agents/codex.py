@@ -32,7 +32,7 @@ class CodexAgent(CliAgent):
         args = ["exec", "--json", "--skip-git-repo-check"]
         if not self.given("--sandbox", "-s", "--full-auto", "--dangerously-bypass-approvals-and-sandbox", "--yolo"):
             args += ["--sandbox", "workspace-write"]
-        if model:
+        if model and not self.given("--model", "-m"):
             args += ["--model", model]
         return args
 

@@ -4,7 +4,8 @@ The template is split into words like a shell would (no shell runs), then the pl
 inside each word, so a value always stays within its word, whatever it holds (quotes, spaces,
 ``$(...)``): ``{prompt}`` (the prompt text), ``{prompt_file}`` (a file holding the prompt, outside the
 workspace), ``{workdir}`` (the workspace, absolute), ``{model}`` and ``{max_turns}`` (empty when not
-set). Other braces are left alone. The program runs in the workspace; a relative program path is taken
+set). Another ``{name}`` is refused as a mistyped placeholder; other braces (``${VAR}``, JSON) are
+left alone. The program runs in the workspace; a relative program path is taken
 from the current folder of the caller. Skills are installed under ``skills_subdir`` (default
 ``.agents/skills``); stdout is read by the parser named by ``output`` (``text``, ``events``, and the
 formats of the agent CLIs that register one).
@@ -27,6 +28,7 @@ __all__ = ["PLACEHOLDERS", "CommandAgent"]
 
 PLACEHOLDERS = ("prompt", "prompt_file", "workdir", "model", "max_turns")
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
+_NAMED_BRACES = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")  # {name}, not a shell's ${name}
 
 
 class CommandAgent(ProcessAgent):
@@ -46,6 +48,10 @@ class CommandAgent(ProcessAgent):
         if not words:
             raise InputError("the agent command is empty", field="agent command",
                              hint="for example: my-agent --cwd {workdir} --prompt-file {prompt_file}")
+        unknown = [m.group(0) for word in words for m in _NAMED_BRACES.finditer(word) if m.group(1) not in PLACEHOLDERS]
+        if unknown:
+            raise InputError(f"unknown placeholder {unknown[0]}", field="agent command",
+                             hint="the placeholders are " + ", ".join(f"{{{p}}}" for p in PLACEHOLDERS))
         self.words = words
         PARSERS.get(output)  # an unknown format fails here, before any run
         self.output = output

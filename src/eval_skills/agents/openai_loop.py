@@ -44,6 +44,7 @@ SKILLS_PROMPT = (
 
 class OpenAIAgent(Agent):
     name = "openai"
+    has_stderr = False  # no program runs: an error says what the endpoint did, with no stderr to add
     skills_subdir = ".agents/skills"
 
     def __init__(self, *, model: str | None = None, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",

@@ -111,6 +111,9 @@ class ProcessAgent(Agent):
                                           stdin=None if launch.stdin is not None else asyncio.subprocess.DEVNULL)
             except SkillError as exc:
                 return Execution(error=str(exc), raw_stdout=raw)
+            except ValueError as exc:  # a NUL in an argument (a prompt holding one, given as {prompt})
+                return Execution(error=f"cannot start the agent: {exc} in its command line (a prompt holding a NUL "
+                                       "character can only be passed as {prompt_file} or on stdin)", raw_stdout=raw)
             splitter = LineSplitter(parser)
             timed_out = await self._supervise(child, launch.stdin, raw, splitter, request.timeout)
         raw.close()

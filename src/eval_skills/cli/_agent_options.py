@@ -49,25 +49,29 @@ JUDGE_OPTIONS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "anthropic": _model_judge,
 }
 
-LLM_KEYS = ("provider", "model", "temperature", "baseUrl")  # the config's llm settings
+# option -> (its flag, the backends it applies to): given to another backend, it is refused rather than ignored
+AGENT_ONLY: dict[str, tuple[str, tuple[str, ...]]] = {
+    "agent_cmd": ("--agent-cmd", ("command",)), "agent_output": ("--agent-output", ("command",)),
+    "skills_subdir": ("--skills-subdir", ("command",)),
+    "agent_bin": ("--agent-bin", ("claude", "codex", "opencode")),
+    "agent_args": ("--agent-arg", ("claude", "codex", "opencode")), "base_url": ("--base-url", ("openai",))}
+JUDGE_ONLY: dict[str, tuple[str, tuple[str, ...]]] = {"judge_cmd": ("--judge-cmd", ("command",))}
 
 
 def _llm_settings(llm: dict[str, Any]) -> dict[str, Any]:
-    """The config's ``llm`` settings, checked: only known keys, of the right types."""
-    for key, value in llm.items():
-        if key not in LLM_KEYS:
-            raise InputError(f"unknown setting llm.{key}", field=f"llm.{key}",
-                             hint="known: " + ", ".join(LLM_KEYS) + " (keys come from EVAL_SKILLS_LLM_KEY)")
-        if key == "temperature" and value is not None and (
-                isinstance(value, bool) or not isinstance(value, int | float)):
-            raise InputError(f"must be a number, not {value!r}", field="llm.temperature")
-        if key != "temperature" and value is not None and not isinstance(value, str):
-            raise InputError(f"must be a string, not {value!r}", field=f"llm.{key}")
-    return llm
+    """The config's ``llm`` settings, checked (a config file's are checked when it is read, naming the file)."""
+    from ..config import check_llm_settings
+
+    try:
+        return check_llm_settings(llm)
+    except ValueError as exc:
+        raise InputError(str(exc), field="llm") from None
 
 
 def _required(params: dict[str, Any], key: str, flag: str, what: str) -> Any:
     value = params.get(key)
+    if value is not None and not value.strip():
+        raise InputError("is empty", field=flag, hint=f"give {what}'s command line")
     if not value:
         raise InputError(f"{what} needs {flag}", field=flag)
     return value
@@ -123,7 +127,17 @@ def judge_options(fn: F) -> F:
 def _backend(explicit: str | None, command: str | None, default: str) -> str:
     if explicit:
         return explicit
-    return "command" if command else default
+    return "command" if command is not None else default
+
+
+def _refuse_foreign(params: dict[str, Any], name: str, owned: dict[str, tuple[str, tuple[str, ...]]],
+                    what: str) -> None:
+    """An option given for a backend other than ``name`` is an input error: ignoring it would run something
+    else than the user asked for (``--agent claude --agent-cmd ...``)."""
+    for key, (flag, backends) in owned.items():
+        if params.get(key) not in (None, (), []) and name not in backends:
+            raise InputError(f"applies only to {what} {', '.join(backends)}, not {name}", field=flag,
+                             hint=f"drop {flag} or choose {what} {backends[0]}")
 
 
 def build_agent(params: dict[str, Any]) -> Any:
@@ -138,6 +152,7 @@ def build_agent(params: dict[str, Any]) -> Any:
     if name not in AGENTS or name not in AGENT_OPTIONS:
         known = ", ".join(sorted(set(AGENTS) & set(AGENT_OPTIONS)))
         raise InputError(f"unknown agent {name!r}", field="--agent", hint=f"use one of: {known}")
+    _refuse_foreign(params, name, AGENT_ONLY, "--agent")
     agent = create_agent(name, **AGENT_OPTIONS[name](params))
     agent.check()
     become_subreaper()
@@ -155,7 +170,9 @@ def build_judge(params: dict[str, Any], llm: dict[str, Any] | None = None, cache
               "judge_base_url": llm.get("baseUrl") if own else None, "judge_temperature": llm.get("temperature")}
     if name not in JUDGES or name not in JUDGE_OPTIONS:
         known = ", ".join(sorted(set(JUDGES) & set(JUDGE_OPTIONS)))
-        raise InputError(f"unknown judge {name!r}", field="--judge", hint=f"use one of: {known}")
+        where = "--judge" if params.get("judge") or params.get("judge_cmd") is not None else "llm.provider"
+        raise InputError(f"unknown judge {name!r}", field=where, hint=f"use one of: {known}")
+    _refuse_foreign(params, name, JUDGE_ONLY, "--judge")
     judge = create_judge(name, **JUDGE_OPTIONS[name](params), cache=None if params.get("no_judge_cache") else cache)
     judge.check()
     return judge

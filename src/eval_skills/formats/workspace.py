@@ -126,7 +126,7 @@ class SkillEvent(_Event):
     ``load_skill``, ``skill tool``, ``reported by the agent``); ``tool_call_id`` points at the call."""
 
     type: Literal["skill"] = "skill"
-    skill: str
+    skill: Annotated[str, Field(min_length=1, pattern=r"\S")]  # a name, never blank
     detected_by: str = "reported by the agent"
     tool_call_id: str | None = None
 
@@ -135,12 +135,12 @@ class UsageEvent(_Event):
     """Token usage and cost, as the agent reported them (summed by the reader when several appear)."""
 
     type: Literal["usage"] = "usage"
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    total_tokens: int | None = None
-    cost_usd: float | None = None
+    input_tokens: Annotated[int, Field(ge=0)] = 0  # counts and cost are never negative: an agent saying so is
+    output_tokens: Annotated[int, Field(ge=0)] = 0  # no usage line (a budget must not grow from it)
+    cache_read_tokens: Annotated[int, Field(ge=0)] = 0
+    cache_write_tokens: Annotated[int, Field(ge=0)] = 0
+    total_tokens: Annotated[int, Field(ge=0)] | None = None
+    cost_usd: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
 
 
 class FinalEvent(_Event):

@@ -83,7 +83,7 @@ class _Verdict(BaseModel):
 
 
 class GradeExpectation(_Verdict):
-    text: str
+    text: str = ""  # replaced by the assertion's own text, so a reply may leave it out (as it may the evidence)
     passed: StrictBool
     evidence: str = ""
 

@@ -8,9 +8,9 @@ Lines are dispatched on ``type`` (never on key order):
   One API message may come as several lines with the same ``message.id``, each repeating a provisional
   ``usage``: only the last usage of each message counts. Lines from a subagent (``parent_tool_use_id``)
   are kept, marked with that id, and never give the final text.
-- ``user``: ``tool_result`` blocks complete their call (``content``, ``is_error``). A ``Skill`` call whose
-  result is an error (the skill was refused, or failed to load) is not a skill invocation; a warning says so,
-  since the run then went on without the skill.
+- ``user``: ``tool_result`` blocks complete their call (``content``, ``is_error``). A ``Skill`` call (or a
+  ``Read`` of a ``SKILL.md``) whose result is an error (the skill was refused, failed to load, or the file is
+  not there) is not a skill invocation; a warning says so, since the run then went on without the skill.
 - ``result``: the final text (``result``; when it is empty, the last assistant text), usage (``usage``:
   uncached input, cache reads and writes, output; without it, the messages' usage) and ``total_cost_usd``;
   ``is_error`` or a subtype other than ``success`` is the agent reporting a failure (``errors``, else the
@@ -49,7 +49,7 @@ class ClaudeParser(JsonLinesParser):
         super().__init__(context)
         self.subdirs = tuple(dict.fromkeys((".claude/skills", context.skills_subdir)))
         self.message_usage: dict[str, Any] = {}  # message id -> its last (provisional) usage
-        self.skill_calls: dict[str, SkillEvent] = {}  # Skill tool_use id -> its skill event
+        self.skill_calls: dict[str, SkillEvent] = {}  # Skill (or SKILL.md Read) tool_use id -> its skill event
         self.result: dict[str, Any] | None = None
         self.denied: list[str] = []
 
@@ -88,7 +88,9 @@ class ClaudeParser(JsonLinesParser):
             if call_id is not None:
                 self.skill_calls[call_id] = event
         elif name == "Read" and (skill := skill_read(args.get("file_path"), self.subdirs)):
-            self.t.skill(skill, READ_OF_SKILL_MD, call_id)
+            event = self.t.skill(skill, READ_OF_SKILL_MD, call_id)
+            if call_id is not None:
+                self.skill_calls[call_id] = event
 
     def _user(self, data: dict[str, Any]) -> None:
         message = obj(data.get("message"))
@@ -102,7 +104,9 @@ class ClaudeParser(JsonLinesParser):
                     self.t.drop(refused)
                     said = one_line(text_of(block.get("content")).replace("<tool_use_error>", "")
                                     .replace("</tool_use_error>", ""), 200)
-                    self.note(f"the Skill call for {refused.skill} failed, so the run went on without it"
+                    what = (f"Skill call for {refused.skill}" if refused.detected_by == SKILL_TOOL
+                            else f"read of {refused.skill}'s SKILL.md")
+                    self.note(f"the {what} failed, so the run went on without it"
                               + (f": {said}" if said else " (no message)"))
 
     def finish(self, raw: RawOutput) -> ParsedOutput:

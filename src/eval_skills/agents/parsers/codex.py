@@ -10,7 +10,7 @@
   ``error`` items are warnings.
 - Codex has no skill event: a command that names ``skills/<name>/SKILL.md`` (``sed -n '1,200p' ...``,
   ``cat``, ``Get-Content``) is the skill's invocation, detected as a read of ``SKILL.md`` (every skill a
-  command names: one command may read several).
+  command names: one command may read several), unless the command failed (a warning says so).
 - ``turn.completed`` ``usage`` is the thread's running total (Codex sends what it counted so far, not the
   turn's own tokens), so the last one counts: ``input_tokens`` includes the cached ones
   (``cached_input_tokens``, counted as cache reads) and any ``cache_write_input_tokens``; reasoning tokens
@@ -27,9 +27,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...formats.workspace import UsageEvent
+from ...formats.workspace import SkillEvent, UsageEvent
 from ..output import ParseContext, ParsedOutput, RawOutput
-from .common import READ_OF_SKILL_MD, JsonLinesParser, as_int, obj, skill_reads
+from .common import READ_OF_SKILL_MD, JsonLinesParser, as_int, obj
 
 __all__ = ["CodexParser"]
 
@@ -45,7 +45,7 @@ class CodexParser(JsonLinesParser):
         self.failures: list[str] = []  # turn.failed messages
         self.pending: list[str] = []  # error events no turn.completed has followed (yet)
         self.usage: UsageEvent | None = None  # the last turn.completed's (a running total)
-        self.skill_seen: set[tuple[str | None, str]] = set()  # (item id, skill) already recognised
+        self.skill_seen: dict[tuple[str | None, str], SkillEvent] = {}  # (item id, skill) -> its skill event
 
     def event(self, data: dict[str, Any]) -> None:
         kind = data["type"]
@@ -99,11 +99,16 @@ class CodexParser(JsonLinesParser):
         is_error = status in ("failed", "declined") or (isinstance(exit_code, int) and exit_code != 0)
         self.t.call(item_id, name, tool_input, **({"result": result} if result not in (None, "") else {}),
                     is_error=is_error)
-        for skill in skill_reads(item.get("command")) if kind == "command_execution" else []:
-            if (item_id, skill) not in self.skill_seen:
+        for skill in self.skill_md_reads(item.get("command")) if kind == "command_execution" else []:
+            seen = self.skill_seen.get((item_id, skill))
+            if is_error:  # the file was not read (a started command's skill event is taken back)
+                if seen is not None:
+                    self.t.drop(seen)
+                self.note(f"the command reading {skill}'s SKILL.md failed, so the run went on without it")
+            elif seen is None:
+                event = self.t.skill(skill, READ_OF_SKILL_MD, item_id)
                 if item_id is not None:
-                    self.skill_seen.add((item_id, skill))
-                self.t.skill(skill, READ_OF_SKILL_MD, item_id)
+                    self.skill_seen[(item_id, skill)] = event
 
     def finish(self, raw: RawOutput) -> ParsedOutput:
         if self.usage is not None:

@@ -171,6 +171,11 @@ class JsonLinesParser(OutputParser):
             except Exception as exc:  # a field of an unexpected type: noted, the rest still counts
                 self.note(f"line {self.lines} ({data['type']}) could not be read: {type(exc).__name__}: {exc}")
 
+    def skill_md_reads(self, text: Any) -> list[str]:
+        """The skills whose ``SKILL.md`` a path or command line names: in any ``skills/`` folder, or in the
+        folder the skills were installed in (a ``command`` agent's ``--skills-subdir`` may be named otherwise)."""
+        return list(dict.fromkeys(skill_reads(text, (self.context.skills_subdir,)) + skill_reads(text)))
+
     @abstractmethod
     def event(self, data: dict[str, Any]) -> None:
         """One decoded object (it has a string ``type``)."""

@@ -7,7 +7,7 @@ Each line is ``{type, timestamp, sessionID, part}``:
 - ``tool_use``: a finished tool call (``part.tool``, ``part.callID``, ``part.state`` with ``status``
   ``completed`` or ``error``, ``input``, ``output``, ``error``). The native ``skill`` tool
   (``state.input.name``) is a skill invocation unless it failed (then a warning says the run went on without
-  it); a ``read`` of ``skills/<name>/SKILL.md`` is one too.
+  it); a ``read`` of ``skills/<name>/SKILL.md`` is one too, unless it failed.
 - ``step_finish``: ``part.tokens`` (``input`` without cache reads, ``output``, ``reasoning``, counted as
   output, ``cache.read``, ``cache.write``) and ``part.cost``, summed over steps. Its ``total`` is not
   used: builds disagree on whether it counts cache reads, so the total is the sum of the counts.
@@ -21,7 +21,7 @@ from typing import Any
 
 from ...formats.workspace import UsageEvent
 from ..output import ParseContext, ParsedOutput, RawOutput
-from .common import READ_OF_SKILL_MD, JsonLinesParser, as_cost, as_int, obj, one_line, skill_read
+from .common import READ_OF_SKILL_MD, JsonLinesParser, as_cost, as_int, obj, one_line
 
 __all__ = ["OpenCodeParser"]
 
@@ -76,8 +76,12 @@ class OpenCodeParser(JsonLinesParser):
                 said = one_line(str(result or ""), 200)
                 self.note(f"the skill call for {args['name'].strip()} failed, so the run went on without it"
                           + (f": {said}" if said else " (no message)"))
-        elif tool == "read" and (skill := skill_read(args.get("filePath") or args.get("file_path"))):
-            self.t.skill(skill, READ_OF_SKILL_MD, call_id)
+        elif tool == "read" and (reads := self.skill_md_reads(args.get("filePath") or args.get("file_path"))):
+            skill = reads[0]
+            if not failed:
+                self.t.skill(skill, READ_OF_SKILL_MD, call_id)
+            else:
+                self.note(f"the read of {skill}'s SKILL.md failed, so the run went on without it")
 
     def _usage(self, part: dict[str, Any]) -> None:
         tokens = obj(part.get("tokens"))
