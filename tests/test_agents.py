@@ -377,3 +377,36 @@ def test_whatever_an_agent_prints_can_be_written(tmp_path: Path, workspace: Path
     assert any("nested deeper than" in w for w in result.warnings), result.warnings
     assert [f.name for f in result.files if f.kind == "created"] == ["out-\ufffd.txt"]
     json.dumps(result.to_json(), ensure_ascii=False).encode("utf-8")  # raises on a lone surrogate
+
+
+LEAKY_AGENT = r"""
+import json, os, sys
+key = os.environ["MY_SERVICE_API_KEY"]
+print(json.dumps({"type": "message", "role": "assistant", "text": "the env: MY_SERVICE_API_KEY=" + key}))
+print(json.dumps({"type": "tool_call", "name": "Bash", "input": {"command": "echo " + key}, "output": key}))
+sys.stdout.write("x" * (2 << 20) + key[:5])  # spilled to a file, the key straddling the copy's chunks
+sys.stdout.write(key[5:] + "\n")
+print(json.dumps({"type": "final", "text": "done with " + key}))
+sys.stderr.write("leaked " + key + "\n")
+sys.exit(1)
+"""
+
+
+def test_the_secrets_of_an_agents_environment_never_reach_its_result(tmp_path: Path, workspace: Path) -> None:
+    """An agent that prints its environment's keys: every text of the result and the saved raw stdout read ***."""
+    script = tmp_path / "agent.py"
+    script.write_text(LEAKY_AGENT)
+    key = "sk-live-0123456789abcdef"
+    agent = create_agent("command", command=f"{sys.executable} {script}", output="events",
+                         env={"MY_SERVICE_API_KEY": key, "PLAIN": key})
+    result = run(agent, AgentRequest("go", workspace, timeout=30))
+    assert result.status == "error" and "stderr: leaked ***" in result.error
+    assert result.response == "done with ***"
+    written = json.dumps(result.to_json())
+    assert key not in written and "MY_SERVICE_API_KEY=***" in written
+    assert [e.type for e in result.transcript][:2] == ["message", "tool_call"]
+    assert result.raw_stdout.spilled
+    result.raw_stdout.save(tmp_path / "stdout.txt")
+    saved = (tmp_path / "stdout.txt").read_bytes()
+    assert key.encode() not in saved and saved.count(b"***") == 5
+    assert len(saved) > 2 << 20

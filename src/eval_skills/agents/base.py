@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import math
 import os
+import re
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
@@ -26,6 +27,7 @@ from typing import Any, Literal
 from ..errors import InputError
 from ..formats.untrusted import clean_text, clean_value
 from ..formats.workspace import SkillEvent, Timing, ToolCallEvent, TranscriptEvent, UsageEvent
+from ..llm import SECRET_MIN
 from ..procs import describe_exit
 from .output import RawOutput
 from .workdir import FileChange, SkillSource, changed_files, check_subdir, install_skills, snapshot
@@ -259,21 +261,61 @@ class Agent(ABC):
                 error += f"; stderr: {tail}" if tail else "; stderr was empty"
         usage = ex.usage or TokenUsage.estimate(request.prompt, response)
         # what an agent hands over may hold lone surrogates (an SDK's parse of "\ud800"): kept as U+FFFD, so the
-        # run's files, transcript and store row can be written
+        # run's files, transcript and store row can be written; and the secrets of its environment (an agent that
+        # prints its environment) as ***, so they never reach a transcript, a report or the store
+        secrets = secret_values(self.child_env())
+
+        def text(value: str) -> str:
+            return mask(clean_text(value), secrets)
+
+        raw = ex.raw_stdout or RawOutput()
+        raw.secrets = tuple(secret.encode("utf-8", "surrogateescape") for secret in secrets)
+
         return AgentResult(agent=self.name, model=request.model or self.model, status=status,
-                           response=None if response is None else clean_text(response),
-                           error=None if error is None else clean_text(error),
-                           transcript=[_writable(e) for e in ex.transcript], files=files, duration_s=duration,
-                           usage=usage, exit_code=ex.exit_code, stderr_tail=clean_text(ex.stderr_tail),
-                           raw_stdout=ex.raw_stdout or RawOutput(), installed_skills=installed,
-                           warnings=[clean_text(w) for w in ex.warnings])
+                           response=None if response is None else text(response),
+                           error=None if error is None else text(error),
+                           transcript=[_writable(e, secrets) for e in ex.transcript], files=files,
+                           duration_s=duration, usage=usage, exit_code=ex.exit_code, stderr_tail=text(ex.stderr_tail),
+                           raw_stdout=raw, installed_skills=installed,
+                           warnings=[text(w) for w in ex.warnings])
 
 
-def _writable(event: TranscriptEvent) -> TranscriptEvent:
-    """The event, with lone surrogates replaced when it holds any (it must serialise to be written)."""
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
+
+
+def secret_values(env: Mapping[str, str]) -> tuple[str, ...]:
+    """The values of ``env``'s variables whose names say they hold a secret (``*_API_KEY``, ``*TOKEN*``, ...),
+    8 characters or more, longest first (so a key that holds another is masked whole)."""
+    found = {value for name, value in env.items() if _SECRET_NAME.search(name) and len(value) >= SECRET_MIN}
+    return tuple(sorted(found, key=len, reverse=True))
+
+
+def mask(text: str, secrets: tuple[str, ...]) -> str:
+    """``text`` with each of ``secrets`` replaced by ``***``."""
+    for secret in secrets:
+        if secret in text:
+            text = text.replace(secret, "***")
+    return text
+
+
+def _writable(event: TranscriptEvent, secrets: tuple[str, ...]) -> TranscriptEvent:
+    """The event as it can be written: lone surrogates replaced, secrets masked (only when it holds any)."""
     try:
-        event.model_dump_json()
+        dumped = event.model_dump_json()
     except ValueError:
-        return type(event).model_validate(clean_value(event.model_dump()))
-    return event
+        dumped = None
+    if dumped is not None and not any(secret in dumped for secret in secrets):
+        return event
+    data = clean_value(event.model_dump())
+    return type(event).model_validate(_masked(data, secrets))
+
+
+def _masked(value: Any, secrets: tuple[str, ...]) -> Any:
+    if isinstance(value, str):
+        return mask(value, secrets)
+    if isinstance(value, dict):
+        return {key: _masked(item, secrets) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_masked(item, secrets) for item in value]
+    return value
 

@@ -52,6 +52,7 @@ class RawOutput:
         self._file: IO[bytes] | None = None
         self.path: Path | None = None  # the spill file, once spilled
         self._cleanup: weakref.finalize | None = None
+        self.secrets: tuple[bytes, ...] = ()  # masked as *** when saved (the agent's keys, should it print them)
 
     def write(self, chunk: bytes) -> None:
         self.size += len(chunk)
@@ -86,15 +87,38 @@ class RawOutput:
         return self.read_bytes().decode("utf-8", "replace")
 
     def save(self, dest: Path) -> None:
-        """Write it to ``dest`` (a spill file is moved there, not copied)."""
+        """Write it to ``dest``, :attr:`secrets` masked (a spill file holding none is moved there, not copied)."""
         if self.path is None:
-            dest.write_bytes(self._memory)
+            dest.write_bytes(_mask(bytes(self._memory), self.secrets))
             return
         self.close()
+        if self.secrets:
+            with open(self.path, "rb") as src, open(dest, "wb") as out:
+                _mask_stream(src, out, self.secrets)
+            return
         shutil.move(self.path, dest)
         if self._cleanup is not None:
             self._cleanup.detach()
         self.path = dest
+
+
+def _mask(data: bytes, secrets: tuple[bytes, ...]) -> bytes:
+    for secret in secrets:
+        data = data.replace(secret, b"***")
+    return data
+
+
+def _mask_stream(src: IO[bytes], out: IO[bytes], secrets: tuple[bytes, ...]) -> None:
+    """Copy ``src`` to ``out`` with ``secrets`` masked, also where one straddles two chunks: the last bytes of a
+    chunk, which may begin a secret, are held back and read again with the next."""
+    keep = max(map(len, secrets)) - 1
+    tail = b""
+    while chunk := src.read(1 << 20):
+        data = _mask(tail + chunk, secrets)
+        cut = max(0, len(data) - keep)
+        out.write(data[:cut])
+        tail = data[cut:]
+    out.write(tail)
 
 
 def _remove(path: Path) -> None:
