@@ -21,6 +21,20 @@ from .formats._load import read_json, validate
 PROJECT_CONFIG = "eval-skills.config.yaml"
 PROJECT_CONFIGS = (PROJECT_CONFIG, "eval-skills.config.yml", "eval-skills.config.json")
 REPORT_FORMATS = ("json", "markdown", "md", "html", "csv", "junit", "xml")
+LLM_KEYS = ("provider", "model", "temperature", "baseUrl")  # the settings under ``llm``
+
+
+def check_llm(llm: dict[str, Any]) -> tuple[str, str] | None:
+    """``(key, problem)`` for the first ``llm`` setting that is unknown or of the wrong type, else None."""
+    for key, value in llm.items():
+        if key not in LLM_KEYS:
+            return key, f"unknown setting llm.{key} (known: {', '.join(LLM_KEYS)})"
+        if key == "temperature" and value is not None and (
+                isinstance(value, bool) or not isinstance(value, int | float)):
+            return key, f"must be a number, not {value!r}"
+        if key != "temperature" and value is not None and not isinstance(value, str):
+            return key, f"must be a string, not {value!r}"
+    return None
 
 
 def user_config_path() -> Path:
@@ -66,6 +80,15 @@ class Config(BaseModel):
         unknown = [f for f in value if f not in REPORT_FORMATS]
         if unknown:
             raise ValueError(f"unknown report format {unknown[0]!r}; use json, markdown, html, csv or junit")
+        return value
+
+    @field_validator("llm")
+    @classmethod
+    def _known_llm(cls, value: dict[str, Any]) -> dict[str, Any]:
+        wrong = check_llm(value)
+        if wrong is not None:
+            key, problem = wrong
+            raise ValueError(problem if problem.startswith("unknown") else f"{key} {problem}")
         return value
 
 
@@ -169,6 +192,9 @@ def check_key(dotted: str) -> list[str]:
     if len(parts) > 1 and parts[0] not in FREE_FORM_KEYS:
         raise InputError(f"unknown config key {dotted!r}: {parts[0]} has no sub-keys", field=dotted,
                          hint=f"known keys: {known}; sub-keys only under {', '.join(FREE_FORM_KEYS)}")
+    if parts[0] == "llm" and (len(parts) > 2 or (len(parts) == 2 and parts[1] not in LLM_KEYS)):
+        raise InputError(f"unknown config key {dotted!r}", field=dotted,
+                         hint="known keys under llm: " + ", ".join(f"llm.{k}" for k in LLM_KEYS))
     return parts
 
 

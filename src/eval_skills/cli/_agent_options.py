@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from ..config import check_llm
 from ..errors import InputError
 
 __all__ = ["AGENT_OPTIONS", "JUDGE_OPTIONS", "agent_options", "build_agent", "build_judge", "judge_options",
@@ -49,20 +50,12 @@ JUDGE_OPTIONS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "anthropic": _model_judge,
 }
 
-LLM_KEYS = ("provider", "model", "temperature", "baseUrl")  # the config's llm settings
-
-
 def _llm_settings(llm: dict[str, Any]) -> dict[str, Any]:
     """The config's ``llm`` settings, checked: only known keys, of the right types."""
-    for key, value in llm.items():
-        if key not in LLM_KEYS:
-            raise InputError(f"unknown setting llm.{key}", field=f"llm.{key}",
-                             hint="known: " + ", ".join(LLM_KEYS) + " (keys come from EVAL_SKILLS_LLM_KEY)")
-        if key == "temperature" and value is not None and (
-                isinstance(value, bool) or not isinstance(value, int | float)):
-            raise InputError(f"must be a number, not {value!r}", field="llm.temperature")
-        if key != "temperature" and value is not None and not isinstance(value, str):
-            raise InputError(f"must be a string, not {value!r}", field=f"llm.{key}")
+    wrong = check_llm(llm)
+    if wrong is not None:
+        raise InputError(wrong[1], field=f"llm.{wrong[0]}",
+                         hint="keys come from EVAL_SKILLS_LLM_KEY" if wrong[1].startswith("unknown") else None)
     return llm
 
 
