@@ -12,7 +12,6 @@ from typing import Any
 
 import click
 
-from ..config import check_llm
 from ..errors import InputError
 
 __all__ = ["AGENT_OPTIONS", "JUDGE_OPTIONS", "agent_options", "build_agent", "build_judge", "judge_options",
@@ -52,6 +51,8 @@ JUDGE_OPTIONS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
 
 def _llm_settings(llm: dict[str, Any]) -> dict[str, Any]:
     """The config's ``llm`` settings, checked: only known keys, of the right types."""
+    from ..config import check_llm  # pydantic: not for --help
+
     wrong = check_llm(llm)
     if wrong is not None:
         raise InputError(wrong[1], field=f"llm.{wrong[0]}",
