@@ -50,8 +50,9 @@ def describe_exception(exc: BaseException, root: Path | None = None, limit: int 
     # ``<frozen importlib._bootstrap>``); a SyntaxError's message already names its file and line
     own = [f for f in frames if root is not None and Path(f.filename).is_relative_to(root)]
     real = [f for f in frames if not f.filename.startswith("<")]
-    last = (own or ([] if isinstance(exc, SyntaxError) else real) or [None])[-1]
-    if last is not None:
+    chosen = own or ([] if isinstance(exc, SyntaxError) else real)
+    if chosen:
+        last = chosen[-1]
         where = Path(last.filename)
         if root is not None and where.is_relative_to(root):
             where = where.relative_to(root)
