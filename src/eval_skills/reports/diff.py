@@ -1,8 +1,9 @@
 """Comparing two report files: per skill the change of each headline metric, and per task the status changes.
 
 Metrics are compared with four decimals for rates and scores (a change of 0.001 shows as ``+0.0010``) and one
-decimal of a millisecond for P95 (two more when a change would round to zero). A higher completion rate or composite score is better; a higher error rate
-or P95 latency is worse. Skills found in one report only are listed, never dropped.
+decimal of a millisecond for P95 (two more when a change would round to zero). A higher completion rate or
+composite score is better; a higher error rate or P95 latency is worse. Skills found in one report only are
+listed, never dropped.
 """
 
 from __future__ import annotations
