@@ -26,7 +26,8 @@ LLM_KEYS = ("provider", "model", "temperature", "baseUrl")  # the settings under
 
 def check_llm(llm: dict[str, Any]) -> tuple[str, str] | None:
     """``(key, problem)`` for the first ``llm`` setting that is unknown or of the wrong type, else None."""
-    for key, value in llm.items():
+    for raw_key, value in llm.items():
+        key = str(raw_key).encode("utf-8", "backslashreplace").decode("utf-8")  # printable: no lone surrogate
         if key not in LLM_KEYS:
             return key, f"unknown setting llm.{key} (known: {', '.join(LLM_KEYS)})"
         if key == "temperature" and value is not None and (
