@@ -54,6 +54,8 @@ def test_set_get_list_with_dot_notation(home: Path, tmp_path: Path) -> None:
     (["get", "llm.apiKey"], "unknown config key 'llm.apiKey'"),
     (["set", "llm.model.name", "x"], "unknown config key 'llm.model.name'"),
     (["set", "llm.temperature", "hot"], "temperature must be a number"),
+    # a negative number is the value, not an unknown option
+    (["set", "concurrency", "-3"], "concurrency: Input should be greater than or equal to 1 (got '-3')"),
     (["set", "llm", "{provider: 3}"], "provider must be a string"),
 ])
 def test_bad_keys_and_values_are_exit_2_and_write_nothing(home: Path, tmp_path: Path, args: list[str],
