@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 import textwrap
 import threading
@@ -201,6 +202,12 @@ def test_an_installed_module_may_be_named(tmp_path):
     ("tools:NOT_CALLABLE", FUNCTIONS, "tools:NOT_CALLABLE is not callable (it is a int)"),
     ("nowhere:run", FUNCTIONS, "module 'nowhere' not found: neither nowhere.py in the skill's folder nor an installed"),
     ("tools:run", "def run(:\n", "module 'tools' failed to import: SyntaxError: "),
+    # a SyntaxError names its own file and line; no "(at <frozen importlib._bootstrap>:...)" after it
+    ("tools:run", "\ndef run(d)\n    return d\n",
+     r"failed to import: SyntaxError: expected ':' \(tools\.py, line 2\)$"),
+    # an error raised inside the standard library is placed in the skill's code that called it
+    ("tools:run", "import json\n\ndef load():\n    return json.loads('{bad')\n\nCONFIG = load()\n",
+     r"failed to import: JSONDecodeError: .* \(at tools\.py:4\)$"),
     ("tools:run", "import missing_dependency_xyz\n", "module 'tools' failed to import: ModuleNotFoundError: No module "
                                                      "named 'missing_dependency_xyz'"),
     ("tools:run", "print('loading')\nraise RuntimeError('no model file')\n",
@@ -219,7 +226,7 @@ def test_what_cannot_be_called_is_an_input_error_naming_the_entrypoint(tmp_path,
     with pytest.raises(InputError) as info:
         asyncio.run(main())
     assert info.value.file == str(folder.resolve() / "skill.json") and info.value.field == "$.entrypoint"
-    assert message in info.value.problem
+    assert message in info.value.problem or re.search(message, info.value.problem), info.value.problem
     assert "loading" not in capsys.readouterr().out
 
 

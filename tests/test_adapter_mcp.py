@@ -235,7 +235,10 @@ def test_streamable_http_with_a_wrong_token_is_refused_before_anything_runs(http
     adapter = create_adapter(load_skill(http_skill))
     with pytest.raises(InputError) as info:
         asyncio.run(dry_run_notes(plan, {"over-http": adapter}))
-    assert info.value.field == "$.start" and "the MCP server did not start" in info.value.problem
+    # the server started and answers: the refusal is named with its HTTP status, on the skill's entrypoint
+    assert info.value.field == "$.entrypoint" and info.value.file == str(http_skill / "skill.json")
+    assert "the MCP server did not answer" in info.value.problem
+    assert "the server answered HTTP 401 Unauthorized: unauthorized: got Bearer [redacted]" in info.value.problem
     assert "wrong" not in info.value.line()
 
 

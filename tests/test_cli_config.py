@@ -49,6 +49,14 @@ def test_set_get_list_with_dot_notation(home: Path, tmp_path: Path) -> None:
     (["set", "concurrency", "many"], "concurrency"),
     (["set", "format", "pdf"], "format"),
     (["get", "nope"], "unknown config key 'nope'"),
+    # the settings under llm are known too: a typo or a wrong type never reaches the file
+    (["set", "llm.modle", "gpt-4o"], "unknown config key 'llm.modle'"),
+    (["get", "llm.apiKey"], "unknown config key 'llm.apiKey'"),
+    (["set", "llm.model.name", "x"], "unknown config key 'llm.model.name'"),
+    (["set", "llm.temperature", "hot"], "temperature must be a number"),
+    # a negative number is the value, not an unknown option
+    (["set", "concurrency", "-3"], "concurrency: Input should be greater than or equal to 1 (got '-3')"),
+    (["set", "llm", "{provider: 3}"], "provider must be a string"),
 ])
 def test_bad_keys_and_values_are_exit_2_and_write_nothing(home: Path, tmp_path: Path, args: list[str],
                                                           message: str) -> None:
@@ -79,3 +87,11 @@ def test_user_config_takes_effect_in_eval_and_run_below_project_file_and_flags(h
     out = run("eval", "--skills", skills / "calculator", "--no-store", "--output-dir", tmp_path / "flag",
               "--format", "json", cwd=tmp_path)
     assert out.exit_code == 0 and [p.suffix for p in (tmp_path / "flag").iterdir()] == [".json"]
+
+
+def test_a_config_file_with_an_unknown_llm_setting_is_refused_by_every_command(home: Path, tmp_path: Path) -> None:
+    (tmp_path / "eval-skills.config.yaml").write_text("llm:\n  apiKey: sk-secret-123\n")
+    out = run("eval", "--skills", str(CALCULATOR), "--dry-run", cwd=tmp_path)
+    assert out.exit_code == 2, out.output
+    assert "eval-skills.config.yaml" in out.stderr and "unknown setting llm.apiKey" in out.stderr
+    assert "sk-secret-123" not in out.output

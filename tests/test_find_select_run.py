@@ -164,6 +164,12 @@ def test_select_bad_paths_are_exit_2(tmp_path: Path) -> None:
     no_store = run("select", "--from", skills, "--store", tmp_path / "none.db", cwd=tmp_path)
     assert no_store.exit_code == 2 and "--reports" in no_store.stderr
     assert not (tmp_path / "none.db").exists()
+    # a --from list naming a skill that is not there: the list and the entry are named, not "--skills"
+    (tmp_path / "list.json").write_text(json.dumps(["skills/fast", {"path": "skills/gone/skill.json"}]))
+    gone = run("select", "--from", tmp_path / "list.json", "--reports", reports, cwd=tmp_path)
+    assert gone.exit_code == 2 and len(gone.stderr.strip().splitlines()) == 1, gone.stderr
+    assert f"{tmp_path / 'list.json'}: $[1]: no such skill file or folder" in gone.stderr
+    assert "skills/gone/skill.json" in gone.stderr and "--skills" not in gone.stderr
 
 
 def failing_skill(root: Path) -> Path:

@@ -151,3 +151,15 @@ def test_toolbench_import_then_eval(tmp_path: Path) -> None:
     bad.write_text(json.dumps([{"query": "q"}]))
     refused = run("benchmarks", "import", "toolbench", bad, "--output", tmp_path / "x.json")
     assert refused.exit_code == 2 and "query_id" in refused.stderr and not (tmp_path / "x.json").exists()
+
+
+def test_a_benchmark_file_that_does_not_load_is_listed_with_its_problem_once(tmp_path: Path) -> None:
+    folder = tmp_path / "benchmarks"
+    folder.mkdir()
+    (folder / "broken.json").write_text("{bad")
+    listed = json.loads(run("benchmarks", "list", "--benchmarks-dir", folder, "--json").stdout)
+    entry = next(b for b in listed if b["id"] == "broken")
+    assert entry["source"] == str(folder / "broken.json")
+    assert entry["problem"].startswith("invalid JSON at line 1 column 2") and str(folder) not in entry["problem"]
+    text = run("benchmarks", "list", "--benchmarks-dir", folder).stdout
+    assert text.count("broken.json") == 1

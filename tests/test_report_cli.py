@@ -151,6 +151,18 @@ def render_md(a: Path, b: Path) -> str:
     return render_diff_markdown(diff_reports(json.loads(a.read_text()), json.loads(b.read_text())), a.name, b.name)
 
 
+def test_a_change_smaller_than_the_columns_places_still_shows() -> None:
+    from eval_skills.reports.diff import render_diff_markdown
+
+    slow = skill_report("s", 0.8)
+    slow["latency"] = {"p50Ms": 12.5, "p95Ms": 12.54, "p99Ms": 12.54}  # +0.04 ms: "+0.0" in one decimal
+    slow["summary"]["errorRate"] = 0.25002
+    md = render_diff_markdown(diff_reports([skill_report("s", 0.8)], [slow]), "a", "b")
+    assert "| s | P95 latency (ms) | 12.5 | 12.5 | ▲ +0.040 (worse) |" in md
+    assert "| s | Error rate | 0.2500 | 0.2500 | ▲ +0.000020 (worse) |" in md
+    assert "| s | Completion rate | 0.8000 | 0.8000 | → +0.0000 |" in md
+
+
 def test_regressions_threshold_by_hand() -> None:
     diff = diff_reports([skill_report("x", 0.9), skill_report("y", 0.5)],
                         [skill_report("x", 0.8), skill_report("y", 0.6)])

@@ -24,6 +24,9 @@ def test_init_writes_a_commented_config_and_folders(tmp_path: Path) -> None:
     text = (proj / "eval-skills.config.yaml").read_text()
     assert "# concurrency: 4" in text and "# timeoutMs: 30000" in text and "# outputDir: ./reports" in text
     assert all(line.startswith("#") or not line.strip() for line in text.splitlines())  # every setting commented
+    settings = [line for line in text.splitlines() if line.startswith("# ") and ": " in line.split("#")[1]]
+    assert {line.split(":")[0][2:] for line in settings} == set(Config.model_fields)  # every key, each explained
+    assert all(line.split("  # ", 1)[-1].strip() not in ("", "#") and "  # " in line for line in settings), settings
     assert load_config(proj / "eval-skills.config.yaml") == Config()  # so the defaults apply
     # it refuses to overwrite, unless --force
     (proj / "eval-skills.config.yaml").write_text("concurrency: 9\n")

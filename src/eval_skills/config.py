@@ -21,6 +21,21 @@ from .formats._load import read_json, validate
 PROJECT_CONFIG = "eval-skills.config.yaml"
 PROJECT_CONFIGS = (PROJECT_CONFIG, "eval-skills.config.yml", "eval-skills.config.json")
 REPORT_FORMATS = ("json", "markdown", "md", "html", "csv", "junit", "xml")
+LLM_KEYS = ("provider", "model", "temperature", "baseUrl")  # the settings under ``llm``
+
+
+def check_llm(llm: dict[str, Any]) -> tuple[str, str] | None:
+    """``(key, problem)`` for the first ``llm`` setting that is unknown or of the wrong type, else None."""
+    for raw_key, value in llm.items():
+        key = str(raw_key).encode("utf-8", "backslashreplace").decode("utf-8")  # printable: no lone surrogate
+        if key not in LLM_KEYS:
+            return key, f"unknown setting llm.{key} (known: {', '.join(LLM_KEYS)})"
+        if key == "temperature" and value is not None and (
+                isinstance(value, bool) or not isinstance(value, int | float)):
+            return key, f"must be a number, not {value!r}"
+        if key != "temperature" and value is not None and not isinstance(value, str):
+            return key, f"must be a string, not {value!r}"
+    return None
 
 
 def user_config_path() -> Path:
@@ -70,25 +85,16 @@ class Config(BaseModel):
 
     @field_validator("llm")
     @classmethod
-    def _llm_settings(cls, value: dict[str, Any]) -> dict[str, Any]:
-        return check_llm_settings(value)
+    def _known_llm(cls, value: dict[str, Any]) -> dict[str, Any]:
+        wrong = check_llm(value)
+        if wrong is not None:
+            key, problem = wrong
+            raise ValueError(problem if problem.startswith("unknown") else f"llm.{key} {problem}")
+        return llm_settings(value)
 
 
-LLM_KEYS = ("provider", "model", "temperature", "baseUrl")  # the judge settings under ``llm``
-
-
-def check_llm_settings(llm: dict[str, Any]) -> dict[str, Any]:
-    """The ``llm`` settings checked (only known keys, of the right types; ValueError naming the key), with empty
-    ones left out (an empty key is as if absent)."""
-    for key, value in llm.items():
-        if key not in LLM_KEYS:
-            raise ValueError(f"unknown setting llm.{key} (known: {', '.join(LLM_KEYS)}; keys come from "
-                             "EVAL_SKILLS_LLM_KEY)")
-        if key == "temperature" and value is not None and (
-                isinstance(value, bool) or not isinstance(value, int | float)):
-            raise ValueError(f"llm.temperature must be a number, not {value!r}")
-        if key != "temperature" and value is not None and not isinstance(value, str):
-            raise ValueError(f"llm.{key} must be a string, not {value!r}")
+def llm_settings(llm: dict[str, Any]) -> dict[str, Any]:
+    """The ``llm`` settings without the empty ones (an empty key is as if absent)."""
     return {key: value for key, value in llm.items() if value is not None and value != ""}
 
 
@@ -192,6 +198,9 @@ def check_key(dotted: str) -> list[str]:
     if len(parts) > 1 and parts[0] not in FREE_FORM_KEYS:
         raise InputError(f"unknown config key {dotted!r}: {parts[0]} has no sub-keys", field=dotted,
                          hint=f"known keys: {known}; sub-keys only under {', '.join(FREE_FORM_KEYS)}")
+    if parts[0] == "llm" and (len(parts) > 2 or (len(parts) == 2 and parts[1] not in LLM_KEYS)):
+        raise InputError(f"unknown config key {dotted!r}", field=dotted,
+                         hint="known keys under llm: " + ", ".join(f"llm.{k}" for k in LLM_KEYS))
     return parts
 
 

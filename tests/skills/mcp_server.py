@@ -79,7 +79,9 @@ def _guard(app: Any, token: str) -> Any:
             headers = dict(scope["headers"])
             if headers.get(b"authorization") != f"Bearer {token}".encode():
                 await send({"type": "http.response.start", "status": 401, "headers": []})
-                await send({"type": "http.response.body", "body": b"unauthorized"})
+                # the refusal quotes what it got, as some servers do: the client must not repeat the token
+                got = headers.get(b"authorization", b"nothing")
+                await send({"type": "http.response.body", "body": b"unauthorized: got " + got})
                 return
         await app(scope, receive, send)
 

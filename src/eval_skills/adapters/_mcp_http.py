@@ -50,25 +50,50 @@ class _Replies(httpx2.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         response = await self._inner.handle_async_request(request)
         kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        request_id = _request_id(request)
+        if response.status_code >= 400 and response.status_code != 404 and request_id is not None:
+            return await self._refusal(response, request_id)  # 404: the SDK's "Not Found"/"Session terminated"
         if response.headers.get("content-encoding", "identity").lower() not in ("", "identity") \
                 or kind not in ("application/json", "text/event-stream"):
             return response
-        request_id = _request_id(request)
         headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in _SKIPPED]
         if kind == "text/event-stream":
             return httpx2.Response(response.status_code, headers=headers, extensions=response.extensions,
                                    stream=_Events(self, response, request_id))
+        body = await self._body(response, request_id)
+        return httpx2.Response(response.status_code, headers=headers, extensions=response.extensions,
+                               content=self.message(body, request_id))
+
+    async def _body(self, response: httpx2.Response, request_id: Any) -> bytes:
         body = bytearray()
         try:
             async for chunk in response.stream:  # type: ignore[union-attr]
                 body += chunk
                 if len(body) > self._max_bytes:
-                    body = bytearray(_error(request_id, f"larger than {self._max_bytes >> 20} MiB"))
-                    break
+                    return _error(request_id, f"larger than {self._max_bytes >> 20} MiB")
         finally:
             await response.aclose()
-        return httpx2.Response(response.status_code, headers=headers, extensions=response.extensions,
-                               content=self.message(bytes(body), request_id))
+        return bytes(body)
+
+    async def _refusal(self, response: httpx2.Response, request_id: Any) -> httpx2.Response:
+        """A request the server refused with an HTTP status: its JSON-RPC error when the body is one, else an
+        error naming the status and the start of the body (the SDK would say only "Server returned an error
+        response", hiding a 401 behind it)."""
+        raw = await self._body(response, request_id)
+        message = self.message(raw, request_id)
+        try:
+            parsed = json.loads(message)
+        except ValueError:
+            parsed = None
+        if not (isinstance(parsed, dict) and isinstance(parsed.get("error"), dict)):
+            text = raw.replace(self._token, _REDACTED) if self._token else raw
+            snippet = " ".join(text.decode("utf-8", "replace").split())[:300]
+            status = f"HTTP {response.status_code} {response.reason_phrase}".strip()
+            message = json.dumps({"jsonrpc": "2.0", "id": request_id, "error": {
+                "code": -32603, "message": f"the server answered {status}" + (f": {snippet}" if snippet else "")}},
+                ensure_ascii=False).encode()
+        return httpx2.Response(response.status_code, headers={"content-type": "application/json"},
+                               extensions=response.extensions, content=message)
 
     def message(self, data: bytes, request_id: Any) -> bytes:
         """One JSON message as the SDK will get it."""

@@ -46,8 +46,13 @@ def describe_exception(exc: BaseException, root: Path | None = None, limit: int 
         message = " ".join(str(exc).split())
         text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
     frames = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ is not None else []
-    if frames:
-        last = frames[-1]
+    # where in the skill's own code, when the stack passes through it; else the last real file (never
+    # ``<frozen importlib._bootstrap>``); a SyntaxError's message already names its file and line
+    own = [f for f in frames if root is not None and Path(f.filename).is_relative_to(root)]
+    real = [f for f in frames if not f.filename.startswith("<")]
+    chosen = own or ([] if isinstance(exc, SyntaxError) else real)
+    if chosen:
+        last = chosen[-1]
         where = Path(last.filename)
         if root is not None and where.is_relative_to(root):
             where = where.relative_to(root)

@@ -359,7 +359,11 @@ class McpAdapter(Adapter):
         try:
             session = await self._ensure()
         except SkillError as exc:
-            what = "did not start" if self.url is None or self.skill.adapter.start else "did not answer"
+            started = self.url is not None and self._server is not None and self._server.running
+            if started:  # the server ``start`` launched answers, but no session came of it (a 401, say)
+                file, field = str(self.skill.path), "$.entrypoint"
+            what = "did not start" if self.url is None or (self.skill.adapter.start and not started) \
+                else "did not answer"
             raise InputError(f"the MCP server {what}: {exc}", file=file, field=field) from None
         tools = await self._list_tools(session, file, field)
         names = [tool.name for tool in tools]

@@ -61,7 +61,10 @@ def list_benchmarks(folders: Sequence[Path] = ()) -> list[BenchmarkInfo]:
             try:
                 info = _info(load_benchmark_file(path), str(path))
             except InputError as exc:
-                out.append(BenchmarkInfo(name, str(path), problem=exc.line()))
+                # the source column already names the file: the problem says only what is wrong there
+                same_file = exc.file == str(path)
+                problem = InputError(exc.problem, field=exc.field, hint=exc.hint).line() if same_file else exc.line()
+                out.append(BenchmarkInfo(name, str(path), problem=problem))
                 continue
             try:
                 found = find_benchmark_file(Path(folder), info.id)

@@ -59,13 +59,14 @@ JUDGE_ONLY: dict[str, tuple[str, tuple[str, ...]]] = {"judge_cmd": ("--judge-cmd
 
 
 def _llm_settings(llm: dict[str, Any]) -> dict[str, Any]:
-    """The config's ``llm`` settings, checked (a config file's are checked when it is read, naming the file)."""
-    from ..config import check_llm_settings
+    """The config's ``llm`` settings, checked: only known keys, of the right types."""
+    from ..config import check_llm, llm_settings  # pydantic: not for --help
 
-    try:
-        return check_llm_settings(llm)
-    except ValueError as exc:
-        raise InputError(str(exc), field="llm") from None
+    wrong = check_llm(llm)
+    if wrong is not None:
+        raise InputError(wrong[1], field=f"llm.{wrong[0]}",
+                         hint="keys come from EVAL_SKILLS_LLM_KEY" if wrong[1].startswith("unknown") else None)
+    return llm_settings(llm)
 
 
 def _required(params: dict[str, Any], key: str, flag: str, what: str) -> Any:

@@ -65,7 +65,7 @@ def config_get(key: str, config_path: str | None, as_json: bool) -> None:
     click.echo(json.dumps(value, ensure_ascii=False) if as_json else _show(value))
 
 
-@config_group.command("set")
+@config_group.command("set", context_settings={"ignore_unknown_options": True})  # VALUE may be -1
 @click.argument("key")
 @click.argument("value")
 @click.option("--json", "as_json", is_flag=True, help='Print {"key", "value", "file"} as JSON.')

@@ -43,7 +43,11 @@ def load_candidates(source: Path) -> list[Any]:
         if not isinstance(raw, str):
             raise InputError("expected a skill path (or an object with a path or rootPath)", file=str(source),
                              field=f"$[{index}]")
-        paths.append(source.parent / raw)
+        path = source.parent / raw
+        if not path.exists():  # named by this file and index, not as a --skills path
+            raise InputError(f"no such skill file or folder: {str(path)!r} (relative paths are from this file's "
+                             "folder)", file=str(source), field=f"$[{index}]", hint="check --from")
+        paths.append(path)
     return load_skills(paths)
 
 

@@ -1,8 +1,9 @@
 """Comparing two report files: per skill the change of each headline metric, and per task the status changes.
 
 Metrics are compared with four decimals for rates and scores (a change of 0.001 shows as ``+0.0010``) and one
-decimal of a millisecond for P95. A higher completion rate or composite score is better; a higher error rate
-or P95 latency is worse. Skills found in one report only are listed, never dropped.
+decimal of a millisecond for P95 (two more when a change would round to zero). A higher completion rate or
+composite score is better; a higher error rate or P95 latency is worse. Skills found in one report only are
+listed, never dropped.
 """
 
 from __future__ import annotations
@@ -107,6 +108,8 @@ def _delta(delta: float | None, places: int, verdict: str) -> str:
         return "n/a"
     arrow = "→" if verdict == "same" else ("▲" if delta > 0 else "▼")
     note = "" if verdict == "same" else f" ({verdict})"
+    if verdict != "same" and round(delta, places) == 0:
+        places += 2  # a change too small for the column's places still shows (never "+0.0 (worse)")
     return f"{arrow} {delta:+.{places}f}{note}"
 
 

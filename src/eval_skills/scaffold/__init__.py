@@ -158,7 +158,8 @@ def project_config_text() -> str:
              "outputDir": "where reports are written", "store": "the SQLite results store",
              "benchmark": "the benchmark eval and run use", "benchmarksDir": "folder of your own benchmarks",
              "minCompletion": "completion rate --exit-on-fail and run's selection require",
-             "llm": "settings for scorers that call a model"}
+             "scorerTimeoutMs": "how long a scorer may take for one task, in ms",
+             "llm": "the model judge: provider, model, temperature, baseUrl"}
     for key, value in Config().model_dump().items():
         shown = json.dumps(value) if not isinstance(value, str) else value
         lines.append(f"# {key}: {shown}".ljust(36) + f"  # {notes.get(key, '')}".rstrip())
