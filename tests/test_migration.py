@@ -154,6 +154,16 @@ def test_format_and_default_formats_together_are_refused(tmp_path):
     assert str(f) in line and "format and defaultFormats both set" in line
 
 
+@pytest.mark.parametrize("text, where", [
+    ("defaultFormats: [pdf]\n", "$.defaultFormats: "),
+    ("defaultFormats: [json, 3]\n", "$.defaultFormats[1]: "),
+    ("format: [pdf]\n", "$.format: "),
+])
+def test_a_bad_report_format_names_the_key_the_file_uses(tmp_path, text, where):
+    f = write(tmp_path / "eval-skills.config.yaml", text)
+    assert f"{f}: {where}" in error_line(load_config, cwd=tmp_path)
+
+
 def test_yml_and_json_project_configs_are_read_like_the_original(tmp_path):
     write(tmp_path / "eval-skills.config.json", {"defaultFormats": ["csv"], "concurrency": 2})
     assert load_config(cwd=tmp_path).format == ["csv"]
