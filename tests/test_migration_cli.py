@@ -46,10 +46,14 @@ def test_a_python_script_skill_passes_its_own_generated_test_with_the_init_confi
 
 def test_the_original_calculator_passes_its_coding_easy_with_input_warnings(tmp_path):
     out = cli("eval", "--skills", ORIGINAL / "calculator", "--benchmark", ORIGINAL / "coding-easy.json",
-              "--no-store", "--output-dir", tmp_path / "r", "--format", "json", "markdown", cwd=tmp_path)
+              "--no-store", "--output-dir", tmp_path / "r", "--format", "json", "markdown", "html", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     (markdown,) = (tmp_path / "r").glob("*.md")
-    assert "4 task input(s) did not match the skill's inputSchema and were sent anyway" in markdown.read_text()
+    (html,) = (tmp_path / "r").glob("*.html")
+    note = ("4 task input(s) did not match the skill's inputSchema and were sent anyway "
+            "(tasks coding_004, coding_005, coding_010, coding_011).")
+    assert note in markdown.read_text()  # the tasks named, also those that passed
+    assert note.replace("'", "&#39;") in html.read_text()
     assert "confidence interval (bootstrap): " in markdown.read_text()  # 12 results: 10 or more
     (report,) = only_report(tmp_path / "r")
     assert report["summary"]["completionRate"] == 1.0 and report["summary"]["inputWarnings"] == 4
