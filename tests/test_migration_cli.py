@@ -248,3 +248,31 @@ def test_report_convert_and_diff_show_the_numbers_of_the_originals_reports(tmp_p
     # the result without a runId is matched as run 1, and is not "on one side only"
     assert [(c["taskId"], c["runId"], c["change"]) for c in result["taskChanges"]] == [
         ("coding_004", "1", "newly passing")]
+
+
+def test_an_invalid_input_schema_is_a_warning_unless_strict_input(tmp_path):
+    """The original never reads inputSchema, so a skill whose schema is not valid JSON Schema still ran there."""
+    skill = tmp_path / "calc"
+    shutil.copytree(ORIGINAL / "calculator", skill)
+    manifest = json.loads((skill / "skill.json").read_text())
+    manifest["inputSchema"] = {"type": "object", "required": "expression"}  # required must be a list
+    (skill / "skill.json").write_text(json.dumps(manifest))
+    tasks = tmp_path / "t.json"
+    tasks.write_text(json.dumps([{"id": "add", "inputData": {"expression": "1+1"},
+                                  "expectedOutput": {"type": "exact", "value": "2"}},
+                                 {"id": "none", "expectedOutput": {"type": "exact", "value": "error: invalid "
+                                                                   "syntax (<string>, line 0)"}}]))
+    out = cli("eval", "--skills", skill, "--tasks", tasks, "--no-store", "--output-dir", tmp_path / "r",
+              "--format", "json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    (report,) = only_report(tmp_path / "r")
+    results = {t["taskId"]: t for t in report["taskResults"]}
+    assert results["add"]["status"] == "pass" and report["summary"]["inputWarnings"] == 1
+    assert results["add"]["warnings"] == ["the skill's inputSchema cannot check inputData: invalid JSON Schema: "
+                                          "'expression' is not of type 'array'"]
+    assert "warnings" not in results["none"]  # no inputData: nothing to check, as before
+    assert "sent anyway (calculator 1)" in out.stderr
+    strict = cli("eval", "--skills", skill, "--tasks", tasks, "--no-store", "--output-dir", tmp_path / "s",
+                 "--strict-input", cwd=tmp_path)
+    assert strict.returncode == 2 and strict.stderr.count("\n") == 1 and not (tmp_path / "s").exists()
+    assert f"{skill / 'skill.json'}: $.inputSchema: invalid JSON Schema: " in strict.stderr
