@@ -179,6 +179,8 @@ def test_yml_and_json_project_configs_are_read_like_the_original(tmp_path):
 def test_weighted_mean_by_hand():
     assert weighted_mean([1.0, 0.0, 0.5], [1, 2, 1]) == pytest.approx(1.5 / 4)
     assert weighted_mean([1.0, 0.0], [0, 0]) is None
+    assert weighted_mean([1.0, 0.0, 1.0], [1e308, 1e308, 0]) == pytest.approx(0.5)  # sums past the float range
+    assert weighted_mean([1.0, 0.5], [1e-320, 3e-320]) == pytest.approx(0.625)  # weights too small to multiply
 
 
 def test_pass_at_k_by_hand():
