@@ -317,3 +317,25 @@ def test_a_text_that_is_not_json_stays_text_and_a_placeholder_url_is_named(tmp_p
     with pytest.raises(InputError, match="placeholder the original eval-skills' create writes") as info:
         create_adapter(load_skill(placeholder))
     assert info.value.field == "$.entrypoint" and "http(s)://" in (info.value.hint or "")
+
+
+def test_a_tool_returning_json_text_is_scored_on_that_json_as_the_original_reads_it(tmp_path):
+    """The SDK wraps a tool's ``str`` return as structured content ``{"result": "<the text>"}``; when that
+    text is a JSON object or array, the output is that JSON (the original reads the text as JSON), so `exact`
+    sees its `result`; other texts stay wrapped."""
+    folder = mcp_skill(tmp_path / "json-text", "echo")
+    benchmark = Benchmark.model_validate({"id": "echoes", "tasks": [
+        {"id": "json", "inputData": {"text": '{"result": "Processed: q"}'},
+         "expectedOutput": {"type": "exact", "value": "Processed: q"}},
+        {"id": "number", "inputData": {"text": "5"}, "expectedOutput": {"type": "exact", "value": 5}},
+        {"id": "list", "inputData": {"text": ' [1, "a"]'}, "expectedOutput": {"type": "exact", "value": [1, "a"]}},
+        {"id": "not-json", "inputData": {"text": "{not json"},
+         "expectedOutput": {"type": "exact", "value": "{not json"}},
+        {"id": "plain", "inputData": {"text": "plain words"},
+         "expectedOutput": {"type": "exact", "value": "plain words"}}]})
+    results = evaluate_plan(folder, benchmark)
+    assert results["json"].output == {"result": "Processed: q"} and results["json"].status == "pass"
+    assert results["number"].output == {"result": "5"} and results["number"].status == "pass"
+    assert results["list"].output == [1, "a"] and results["list"].status == "pass"
+    assert results["not-json"].output == {"result": "{not json"} and results["not-json"].status == "pass"
+    assert results["plain"].output == {"result": "plain words"} and results["plain"].status == "pass"

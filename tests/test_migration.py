@@ -154,6 +154,16 @@ def test_format_and_default_formats_together_are_refused(tmp_path):
     assert str(f) in line and "format and defaultFormats both set" in line
 
 
+@pytest.mark.parametrize("text, where", [
+    ("defaultFormats: [pdf]\n", "$.defaultFormats: "),
+    ("defaultFormats: [json, 3]\n", "$.defaultFormats[1]: "),
+    ("format: [pdf]\n", "$.format: "),
+])
+def test_a_bad_report_format_names_the_key_the_file_uses(tmp_path, text, where):
+    f = write(tmp_path / "eval-skills.config.yaml", text)
+    assert f"{f}: {where}" in error_line(load_config, cwd=tmp_path)
+
+
 def test_yml_and_json_project_configs_are_read_like_the_original(tmp_path):
     write(tmp_path / "eval-skills.config.json", {"defaultFormats": ["csv"], "concurrency": 2})
     assert load_config(cwd=tmp_path).format == ["csv"]
@@ -169,6 +179,8 @@ def test_yml_and_json_project_configs_are_read_like_the_original(tmp_path):
 def test_weighted_mean_by_hand():
     assert weighted_mean([1.0, 0.0, 0.5], [1, 2, 1]) == pytest.approx(1.5 / 4)
     assert weighted_mean([1.0, 0.0], [0, 0]) is None
+    assert weighted_mean([1.0, 0.0, 1.0], [1e308, 1e308, 0]) == pytest.approx(0.5)  # sums past the float range
+    assert weighted_mean([1.0, 0.5], [1e-320, 3e-320]) == pytest.approx(0.625)  # weights too small to multiply
 
 
 def test_pass_at_k_by_hand():

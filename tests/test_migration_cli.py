@@ -46,10 +46,14 @@ def test_a_python_script_skill_passes_its_own_generated_test_with_the_init_confi
 
 def test_the_original_calculator_passes_its_coding_easy_with_input_warnings(tmp_path):
     out = cli("eval", "--skills", ORIGINAL / "calculator", "--benchmark", ORIGINAL / "coding-easy.json",
-              "--no-store", "--output-dir", tmp_path / "r", "--format", "json", "markdown", cwd=tmp_path)
+              "--no-store", "--output-dir", tmp_path / "r", "--format", "json", "markdown", "html", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     (markdown,) = (tmp_path / "r").glob("*.md")
-    assert "4 task input(s) did not match the skill's inputSchema and were sent anyway" in markdown.read_text()
+    (html,) = (tmp_path / "r").glob("*.html")
+    note = ("4 task input(s) did not match the skill's inputSchema and were sent anyway "
+            "(tasks coding_004, coding_005, coding_010, coding_011).")
+    assert note in markdown.read_text()  # the tasks named, also those that passed
+    assert note.replace("'", "&#39;") in html.read_text()
     assert "confidence interval (bootstrap): " in markdown.read_text()  # 12 results: 10 or more
     (report,) = only_report(tmp_path / "r")
     assert report["summary"]["completionRate"] == 1.0 and report["summary"]["inputWarnings"] == 4
@@ -244,3 +248,31 @@ def test_report_convert_and_diff_show_the_numbers_of_the_originals_reports(tmp_p
     # the result without a runId is matched as run 1, and is not "on one side only"
     assert [(c["taskId"], c["runId"], c["change"]) for c in result["taskChanges"]] == [
         ("coding_004", "1", "newly passing")]
+
+
+def test_an_invalid_input_schema_is_a_warning_unless_strict_input(tmp_path):
+    """The original never reads inputSchema, so a skill whose schema is not valid JSON Schema still ran there."""
+    skill = tmp_path / "calc"
+    shutil.copytree(ORIGINAL / "calculator", skill)
+    manifest = json.loads((skill / "skill.json").read_text())
+    manifest["inputSchema"] = {"type": "object", "required": "expression"}  # required must be a list
+    (skill / "skill.json").write_text(json.dumps(manifest))
+    tasks = tmp_path / "t.json"
+    tasks.write_text(json.dumps([{"id": "add", "inputData": {"expression": "1+1"},
+                                  "expectedOutput": {"type": "exact", "value": "2"}},
+                                 {"id": "none", "expectedOutput": {"type": "exact", "value": "error: invalid "
+                                                                   "syntax (<string>, line 0)"}}]))
+    out = cli("eval", "--skills", skill, "--tasks", tasks, "--no-store", "--output-dir", tmp_path / "r",
+              "--format", "json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    (report,) = only_report(tmp_path / "r")
+    results = {t["taskId"]: t for t in report["taskResults"]}
+    assert results["add"]["status"] == "pass" and report["summary"]["inputWarnings"] == 1
+    assert results["add"]["warnings"] == ["the skill's inputSchema cannot check inputData: invalid JSON Schema: "
+                                          "'expression' is not of type 'array'"]
+    assert "warnings" not in results["none"]  # no inputData: nothing to check, as before
+    assert "sent anyway (calculator 1)" in out.stderr
+    strict = cli("eval", "--skills", skill, "--tasks", tasks, "--no-store", "--output-dir", tmp_path / "s",
+                 "--strict-input", cwd=tmp_path)
+    assert strict.returncode == 2 and strict.stderr.count("\n") == 1 and not (tmp_path / "s").exists()
+    assert f"{skill / 'skill.json'}: $.inputSchema: invalid JSON Schema: " in strict.stderr

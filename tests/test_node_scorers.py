@@ -161,6 +161,26 @@ def test_a_javascript_scorer_has_the_scorer_deadline_and_prints_nothing_to_stdou
     assert results["t1"]["status"] == "pass"  # a fresh worker after the stopped one
 
 
+@needs_node
+def test_an_absolute_scorer_path_inside_the_current_folder_works_as_in_the_original(tmp_path):
+    (tmp_path / "scorers").mkdir()
+    scorer = tmp_path / "scorers" / "keyword.js"
+    shutil.copy(SCORERS / "keyword.js", scorer)
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "benchmarks" / "b.json").write_text(json.dumps({"id": "b", "tasks": [
+        {"id": "t", "inputData": {"out": "needle"},
+         "expectedOutput": {"type": "custom", "value": "needle", "customScorerPath": str(scorer)}}]}))
+    skill = echo_skill(tmp_path)
+    out = cli("eval", "--skills", skill, "--benchmark", "benchmarks/b.json", "--no-store",
+              "--format", "json", "--output-dir", tmp_path / "r", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    (path,) = (tmp_path / "r").glob("*.json")
+    assert json.loads(path.read_text())[0]["taskResults"][0]["status"] == "pass"
+    outside = cli("eval", "--skills", skill, "--benchmark", tmp_path / "benchmarks" / "b.json",
+                  "--no-store", cwd=tmp_path / "benchmarks")  # the same file, now outside both folders
+    assert outside.returncode == 2 and f"customScorerPath '{scorer}' leaves the benchmark's folder" in outside.stderr
+
+
 def test_a_scorer_path_from_the_current_folder_must_stay_inside_it(tmp_path):
     here = tmp_path / "project"
     (here / "benchmarks").mkdir(parents=True)

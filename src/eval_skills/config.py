@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ._atomic import write_atomic
 from .errors import InputError
@@ -52,7 +52,9 @@ class Config(BaseModel):
     retries: int = Field(default=0, ge=0)
     runs: int = Field(default=1, ge=1)
     evaluator: str = "exact"
-    format: list[str] = Field(default_factory=lambda: ["json", "markdown"])
+    # ``defaultFormats`` is the original's name: errors name the key the file uses
+    format: list[str] = Field(default_factory=lambda: ["json", "markdown"],
+                              validation_alias=AliasChoices("format", "defaultFormats"))
     outputDir: str = "./reports"
     store: str = "./eval-skills.db"
     benchmark: str = "coding-easy"
@@ -63,11 +65,9 @@ class Config(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _formats_from_original(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "defaultFormats" in data:
-            if "format" in data:
-                raise ValueError("format and defaultFormats both set the report formats; keep one")
-            data = {("format" if k == "defaultFormats" else k): v for k, v in data.items()}
+    def _one_name_for_formats(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "defaultFormats" in data and "format" in data:
+            raise ValueError("format and defaultFormats both set the report formats; keep one")
         return data
 
     @field_validator("format", mode="before")

@@ -83,8 +83,11 @@ class Plan:
                     yield WorkItem(skill, planned, run_id, problem)
 
 
-def _input_problems(skills: list[Skill], tasks: list[Task], timeout_s: float) -> dict[tuple[str, str], str]:
-    """Tasks whose inputData does not fit a skill's inputSchema: a warning (or a task error), not a stop."""
+def _input_problems(skills: list[Skill], tasks: list[Task], timeout_s: float,
+                    strict: bool) -> dict[tuple[str, str], str]:
+    """Tasks whose inputData does not fit a skill's inputSchema: a warning (or a task error), not a stop.
+    An inputSchema that is not valid JSON Schema (which the original eval-skills never reads) cannot check
+    any input: a warning on each task with inputData, or with ``strict`` an InputError."""
     problems: dict[tuple[str, str], str] = {}
     for skill in skills:
         schema = skill.manifest.inputSchema
@@ -93,7 +96,11 @@ def _input_problems(skills: list[Skill], tasks: list[Task], timeout_s: float) ->
         try:
             validator = schema_validator(schema, timeout=timeout_s)
         except ScorerError as exc:
-            raise InputError(str(exc), file=str(skill.path), field="$.inputSchema") from None
+            if strict:
+                raise InputError(str(exc), file=str(skill.path), field="$.inputSchema") from None
+            problems.update({(skill.id, task.id): f"the skill's inputSchema cannot check inputData: {exc}"
+                             for task in tasks if task.inputData is not None})
+            continue
         for task in tasks:
             if task.inputData is None:
                 continue
@@ -158,7 +165,7 @@ def build_plan(skills: list[Skill], benchmark: Benchmark, *, runs: int, default_
     try:
         planned = [_plan_task(benchmark, index, task, default_evaluator, where, scoring)
                    for index, task in enumerate(benchmark.tasks)]
-        problems = _input_problems(skills, benchmark.tasks, scorer_timeout_s)
+        problems = _input_problems(skills, benchmark.tasks, scorer_timeout_s, strict_input)
     except BaseException:
         scoring.close()
         raise

@@ -7,10 +7,11 @@
   An HTTP server may be started by the harness with ``start`` (as for HTTP skills); ``headers`` and
   ``authType`` / ``authTokenEnvKey`` are sent with every request, the token never shown.
 - The tool is ``metadata.toolName`` of ``skill.json``, else the skill's id. A task's ``inputData`` is its
-  arguments. The output is the result's structured content when it has one, else its text (the text blocks
-  joined by newlines), read as JSON when it is JSON (as the original eval-skills reads it); without text,
-  the content blocks as JSON. A result with ``isError`` is the task's
-  error with the tool's message, not retried, like a JSON-RPC error of a subprocess skill.
+  arguments. The output is the result's structured content when it has one (unless it only wraps a text
+  that is a JSON object or array), else its text (the text blocks joined by newlines), read as JSON when it
+  is JSON (as the original eval-skills reads it); without text, the content blocks as JSON. A result with
+  ``isError`` is the task's error with the tool's message, not retried, like a JSON-RPC error of a
+  subprocess skill.
 - One session per skill for the whole evaluation; the runner's concurrent calls share it. A call that times
   out is cancelled on the server (status ``timeout``); the session goes on.
 - A server that ends (or whose connection drops) fails the calls in flight with how it ended and the tail of
@@ -110,12 +111,17 @@ def _texts(result: mcp_types.CallToolResult) -> list[str]:
 
 def result_output(result: mcp_types.CallToolResult) -> Any:
     """The output of a tool result: structured content, else the text (read as JSON when it is JSON), else
-    the content blocks as JSON."""
-    if result.structured_content is not None:
-        return result.structured_content
-    texts = _texts(result)
+    the content blocks as JSON. Structured content that only wraps the text (``{"result": "<the text>"}``,
+    what the SDK makes of a tool returning a ``str``) is that text read as JSON when it is a JSON object or
+    array, as the original eval-skills reads it."""
+    structured, texts = result.structured_content, _texts(result)
+    text = "\n".join(texts)
+    if structured is not None:
+        if texts and structured == {"result": text} and text.lstrip()[:1] in ("{", "["):
+            with contextlib.suppress(NotJSON):
+                return loads_untrusted(text)
+        return structured
     if texts:
-        text = "\n".join(texts)
         try:
             return loads_untrusted(text)
         except NotJSON:

@@ -71,6 +71,18 @@ def tasks(report: dict[str, Any]) -> list[dict[str, Any]]:
     return [r for r in results if isinstance(r, dict)] if isinstance(results, list) else []
 
 
+def input_warning_note(report: dict[str, Any], limit: int = 10) -> str:
+    """Which tasks' inputs did not match the skill's ``inputSchema`` and were sent anyway ("" when none)."""
+    warned = [t for t in tasks(report) if t.get("warnings")]
+    count = len(warned) or int(num(mapping(report.get("summary")).get("inputWarnings")) or 0)
+    if not count:
+        return ""
+    ids = list(dict.fromkeys(text(t.get("taskId")) for t in warned))
+    named = ", ".join(ids[:limit]) + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+    return (f"{count} task input(s) did not match the skill's inputSchema and were sent anyway"
+            + (f" (tasks {named})." if named else "."))
+
+
 def summary_row(report: dict[str, Any]) -> dict[str, str]:
     """The display strings of one skill's headline numbers (shared by Markdown and HTML)."""
     summary, latency = mapping(report.get("summary")), mapping(report.get("latency"))
@@ -88,6 +100,7 @@ def summary_row(report: dict[str, Any]) -> dict[str, str]:
         "total": integer(summary.get("totalTasks")), "passed": integer(summary.get("passed")),
         "failed": integer(summary.get("failed")), "errors": integer(summary.get("errors")),
         "timeouts": integer(summary.get("timeouts")), "runs": integer(report.get("runs")),
+        "input_note": input_warning_note(report),
     }
 
 

@@ -44,17 +44,13 @@ def _tag_section(reports: Sequence[dict[str, Any]]) -> list[str]:
             *md_table(["Skill", "Tag", "Tasks", "Passed", "Completion", "Partial"], "llrrrr", rows)]
 
 
-def _notes(summary: dict[str, Any]) -> list[str]:
-    """The score's confidence interval and the count of input warnings, when a report has them."""
-    notes = []
+def _notes(summary: dict[str, Any], input_note: str) -> list[str]:
+    """The score's confidence interval and the tasks with input warnings, when a report has them."""
+    notes = [input_note] if input_note else []
     ci = mapping(summary.get("confidenceInterval"))
     level, lower, upper = num(ci.get("level")), num(ci.get("lower")), num(ci.get("upper"))
     if level is not None and lower is not None and upper is not None:
-        notes.append(f"Mean score {level * 100:g}% confidence interval (bootstrap): {lower:.4f} to {upper:.4f}.")
-    warned = num(summary.get("inputWarnings"))
-    if warned:
-        notes.append(f"{int(warned)} task input(s) did not match the skill's inputSchema and were sent anyway "
-                     "(see `warnings` in the JSON report).")
+        notes.insert(0, f"Mean score {level * 100:g}% confidence interval (bootstrap): {lower:.4f} to {upper:.4f}.")
     return [*notes, ""] if notes else []
 
 
@@ -79,7 +75,7 @@ def render_markdown(reports: Sequence[dict[str, Any]]) -> str:
         lines += ["", f"## {md_cell(s['skill'])} {md_cell(s['version'])}".rstrip(), "",
                   f"{s['total']} tasks, {s['runs']} run(s): {s['passed']} passed, {s['failed']} failed, "
                   f"{s['errors']} errors, {s['timeouts']} timeouts.", ""]
-        lines += _notes(mapping(report.get("summary")))
+        lines += _notes(mapping(report.get("summary")), md_cell(s["input_note"]))
         bad = [t for t in tasks(report) if t.get("status") != "pass"]
         if not bad:
             lines.append("All tasks passed." if tasks(report) else "No task results in this report.")

@@ -47,7 +47,7 @@ def _locate(task: Task, base_dir: Path | None) -> tuple[Path, Path]:
         raise InputError("custom scorer needs expectedOutput.customScorerPath", field=f"task {task.id}")
     base = (base_dir or Path.cwd()).resolve()
     path = _inside(base, raw, task)
-    if not path.exists():
+    if not (path.exists() and path.is_relative_to(base)):  # also an absolute path into the current folder
         here = Path.cwd().resolve()
         found = _inside(here, raw, task)
         if found.is_file() and found.is_relative_to(here):

@@ -118,11 +118,13 @@ def skill_summary(results: Sequence[TaskResult], *, runs: int, latency_budget_ms
 
 
 def weighted_mean(scores: Sequence[float], weights: Sequence[float]) -> float | None:
-    """``sum(score x weight) / sum(weight)``; None when there is no weight at all (nothing to average)."""
-    total = math.fsum(weights)
-    if total <= 0:
+    """``sum(score x weight) / sum(weight)``; None when there is no weight at all (nothing to average).
+    The weights are divided by the largest first, so weights near the ends of the float range still average."""
+    top = max(weights, default=0.0)
+    if top <= 0:
         return None
-    return math.fsum(s * w for s, w in zip(scores, weights, strict=True)) / total
+    scaled = [w / top for w in weights]
+    return math.fsum(s * w for s, w in zip(scores, scaled, strict=True)) / math.fsum(scaled)
 
 
 def pass_at_k(passes_by_task: Mapping[str, Sequence[bool]], k: int = 1) -> float | None:
