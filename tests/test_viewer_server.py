@@ -159,6 +159,34 @@ def test_broken_files_are_problems_on_the_page_not_crashes(tmp_path):
         assert bench.count('<rect class="bar ') == 4  # still charted from the grading files
 
 
+def test_names_and_text_that_are_not_utf8_are_shown_and_served(tmp_path):
+    made = make_workspace(tmp_path / "ws", cases=1, runs=1, iterations=1, routing=False)
+    outputs = made.iteration / "eval-1" / "with_skill" / "run-1" / "outputs"
+    os.makedirs(outputs, exist_ok=True)
+    (outputs / os.fsdecode(b"text-\xff.txt")).write_text("a text file")
+    (outputs / os.fsdecode(b"blob-\xfe.bin")).write_bytes(b"\0\x01binary")
+    (outputs / "latin1.csv").write_bytes("naïve;crème brûlée\n".encode("latin-1"))
+    (outputs / "utf16.txt").write_bytes("zwölf Äpfel".encode("utf-16"))
+    (outputs / "utf8-bom.md").write_bytes("\ufeffgrüße".encode("utf-8"))
+    grading = made.iteration / "eval-1" / "with_skill" / "run-1" / "grading.json"
+    grading.write_text(grading.read_text().replace('"evidence": "', '"evidence": "\\udc80 lone '))
+    with served(open_workspace_source(made.root)) as url, httpx.Client(base_url=url) as client:
+        response = client.get("/api/case/1")
+        assert response.status_code == 200
+        html = response.json()["html"]
+        assert "text-\ufffd.txt" in html and "blob-\ufffd.bin" in html and "\ufffd lone" in html
+        # text in other encodings is shown as text, not offered as a binary download
+        assert "crème brûlée" in html and "latin1.csv: not UTF-8, shown as Windows-1252" in html
+        assert "zwölf Äpfel" in html and "utf16.txt: UTF-16 text" in html
+        assert "grüße" in html and "utf8-bom.md: " not in html
+        assert "outputs/latin1.csv" not in html and "outputs/utf16.txt" not in html
+        link = "files/iteration-1/eval-1/with_skill/run-1/outputs/blob-%FE.bin"
+        assert f'href="{link}"' in html
+        download = client.get("/" + link)
+        assert download.status_code == 200 and download.content == b"\0\x01binary"
+        assert download.headers["content-disposition"] == "attachment; filename*=UTF-8''blob-%EF%BF%BD.bin"
+
+
 def test_injected_markup_is_escaped_in_every_fragment(tmp_path):
     made = make_workspace(tmp_path / "ws", cases=2, runs=1, iterations=1, hostile=True)
     with served(open_workspace_source(made.root)) as url, httpx.Client(base_url=url) as client:
