@@ -229,6 +229,19 @@ def test_tool_reports_fragments(tmp_path):
         assert "<script>" not in hostile and "&lt;script&gt;" in hostile
 
 
+def test_a_task_id_holding_a_slash_opens(tmp_path):
+    from review_data import make_reports
+
+    from eval_skills.viewer import from_report_files
+
+    report = make_reports(tmp_path, tasks=2, runs=1)
+    report.write_text(report.read_text().replace('"task-1"', '"math/add <i>"'))
+    with served(from_report_files([report])) as url, httpx.Client(base_url=url) as client:
+        response = client.get("/api/case/" + quote("math/add <i>", safe=""))
+        assert response.status_code == 200 and "math/add &lt;i&gt;" in response.json()["html"]
+        assert client.get("/api/case/math").status_code == 404
+
+
 def test_index_lists_cases_in_id_order(tmp_path):
     made = make_workspace(tmp_path / "ws", cases=11, runs=1, iterations=1, routing=False)
     source = open_workspace_source(made.root)

@@ -172,7 +172,7 @@ def create_app(source: Source, *, token: str) -> Starlette:
         return JSONResponse({"ok": True, "status": source.feedback.status})
 
     routes = [
-        Route("/", index), Route("/assets/{name}", assets), Route("/api/case/{key}", case),
+        Route("/", index), Route("/assets/{name}", assets), Route("/api/case/{key:path}", case),
         Route("/api/tab/{name}", tab), Route("/api/detail/{ref:path}", detail),
         Route("/api/feedback", feedback_get, methods=["GET"]),
         Route("/api/feedback", feedback_post, methods=["POST"]), Route("/api/status", status_post, methods=["POST"]),
