@@ -82,6 +82,7 @@ def test_static_page_is_self_contained(tmp_path, workspace):
     result = run(workspace.root, "--static", out)
     assert result.exit_code == 0, result.output
     assert f"Wrote {out}" in result.output and "2 cases" in result.output
+    assert "'Download feedback.json' button" in result.output
     html = out.read_text()
     parser = _Tags()
     parser.feed(html)
@@ -102,6 +103,7 @@ def test_static_page_of_reports_and_store(tmp_path):
     report = make_reports(tmp_path)
     result = run(report, "--static", tmp_path / "r.html")
     assert result.exit_code == 0 and "3 cases" in result.output
+    assert "feedback" not in result.output  # a tool-skill page takes no feedback
     store = tmp_path / "s.db"
     make_store(store)
     result = run(store, "--evaluation", "latest", "--static", tmp_path / "s.html")

@@ -91,8 +91,9 @@ def view_command(targets: tuple[Path, ...], iteration: int | None, evaluations: 
     source = _source(targets, iteration, evaluations, benchmark_ref)
     if static_out is not None:
         out = viewer.write_static(source, static_out)
-        click.echo(f"Wrote {out} ({out.stat().st_size / 1024:,.0f} KiB, {len(source.cases())} cases). "
-                   "Open it in a browser; its 'Download feedback.json' button saves your reviews.")
+        click.echo(f"Wrote {out} ({out.stat().st_size / 1024:,.0f} KiB, {len(source.cases())} cases). Open it in a "
+                   + ("browser; its 'Download feedback.json' button saves your reviews." if source.feedback is not None
+                      else "browser."))
         return
 
     def ready(url: str) -> None:
