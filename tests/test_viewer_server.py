@@ -215,6 +215,20 @@ def test_feedback_write_is_atomic_and_keeps_unknown_reviews(tmp_path):
     assert not [p for p in os.listdir(made.iteration) if p.endswith(".tmp")]
 
 
+def test_feedback_holding_lone_surrogates_is_saved(tmp_path):
+    made = make_workspace(tmp_path / "ws", cases=1, runs=1, iterations=1, routing=False)
+    path = made.iteration / "feedback.json"
+    # json.dumps writes a lone surrogate as its escape
+    path.write_text(json.dumps({"reviews": [{"run_id": made.run_ids[1], "feedback": "old \udc80"}],
+                                "status": "in_progress"}))
+    with served(open_workspace_source(made.root)) as url, httpx.Client(base_url=url) as client:
+        assert client.get("/api/feedback").json()["texts"] == {made.run_ids[1]: "old \ufffd"}
+        body = json.dumps({"run_id": made.run_ids[0], "feedback": "new \ud800 text"})
+        assert client.post("/api/feedback", headers=WRITE, content=body).status_code == 200
+    reviews = {r["run_id"]: r["feedback"] for r in json.loads(path.read_text(encoding="utf-8"))["reviews"]}
+    assert reviews == {made.run_ids[0]: "new \ufffd text", made.run_ids[1]: "old \ufffd"}
+
+
 def test_tool_reports_fragments(tmp_path):
     from review_data import make_reports
 

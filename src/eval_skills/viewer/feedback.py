@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..formats._load import read_json, validate
+from ..formats.untrusted import clean_text, clean_value
 from ..formats.workspace import Feedback, Review
 
 __all__ = ["FEEDBACK_FILE", "FEEDBACK_LIMIT", "FeedbackFile", "UnknownRunError", "load_feedback"]
@@ -38,7 +39,8 @@ def load_feedback(path: Path) -> Feedback:
     reviews are overwritten by mistake."""
     if not path.exists():
         return Feedback()
-    return validate(Feedback, read_json(path), str(path))
+    # lone surrogates ("\\udc80" escapes) become U+FFFD: the file must be writable back as UTF-8
+    return validate(Feedback, clean_value(read_json(path)), str(path))
 
 
 class FeedbackFile:
@@ -71,7 +73,9 @@ class FeedbackFile:
                 raise UnknownRunError(run)
 
     def set(self, run: str, text: str) -> Review:
-        """Save ``text`` as the review of ``run`` (UnknownRunError when no such run exists)."""
+        """Save ``text`` as the review of ``run`` (UnknownRunError when no such run exists); a lone surrogate
+        in it is kept as U+FFFD."""
+        text = clean_text(text)
         if len(text) > FEEDBACK_LIMIT:
             raise InputError(f"feedback longer than {FEEDBACK_LIMIT:,} characters", field="feedback")
         with self._lock:
