@@ -157,6 +157,10 @@ def test_broken_files_are_problems_on_the_page_not_crashes(tmp_path):
         bench = client.get("/api/tab/benchmark").json()["html"]
         assert "benchmark.json is missing" in bench
         assert bench.count('<rect class="bar ') == 4  # still charted from the grading files
+        (made.iteration / "benchmark.json").write_text("[1, 2")
+        bench = client.get("/api/tab/benchmark").json()["html"]
+        assert "iteration-1/benchmark.json: invalid JSON" in bench and "benchmark.json cannot be read" in bench
+        assert "is missing" not in bench and bench.count('<rect class="bar ') == 4
 
 
 def test_names_and_text_that_are_not_utf8_are_shown_and_served(tmp_path):
