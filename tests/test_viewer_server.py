@@ -12,6 +12,7 @@ import pytest
 from review_data import HOSTILE, make_workspace
 from viewer_server import TOKEN, served
 
+from eval_skills.errors import InputError
 from eval_skills.viewer import open_workspace_source, render_page
 
 WRITE = {"X-Review-Token": TOKEN, "Content-Type": "application/json"}
@@ -217,6 +218,26 @@ def test_feedback_write_is_atomic_and_keeps_unknown_reviews(tmp_path):
     assert {r["run_id"]: r["feedback"] for r in data["reviews"]} == {
         "eval-gone-with_skill-run-1": "old", made.run_ids[0]: "new", made.run_ids[1]: ""}
     assert not [p for p in os.listdir(made.iteration) if p.endswith(".tmp")]
+
+
+def test_two_pages_on_one_iteration_keep_each_others_reviews(tmp_path):
+    made = make_workspace(tmp_path / "ws", cases=2, runs=1, iterations=1, routing=False)
+    path = made.iteration / "feedback.json"
+    first, second = open_workspace_source(made.root).feedback, open_workspace_source(made.root).feedback
+    assert first is not None and second is not None
+    first.set(made.run_ids[0], "from the first page")
+    second.set(made.run_ids[1], "from the second page")
+    assert second.texts() == {made.run_ids[0]: "from the first page", made.run_ids[1]: "from the second page"}
+    first.set_status("complete")
+    assert second.texts() and second.status == "complete"
+    saved = {r["run_id"]: r["feedback"] for r in json.loads(path.read_text())["reviews"]}
+    assert saved[made.run_ids[0]] == "from the first page" and saved[made.run_ids[1]] == "from the second page"
+    # a file broken since is never overwritten: the write is refused, naming it
+    path.write_text("{broken")
+    with pytest.raises(InputError, match="feedback.json"):
+        first.set(made.run_ids[2], "lost?")
+    assert path.read_text() == "{broken"
+    assert first.texts()[made.run_ids[1]] == "from the second page"  # what was read last
 
 
 def test_feedback_holding_lone_surrogates_is_saved(tmp_path):

@@ -7,6 +7,7 @@ were; a change is accepted only for a run that exists.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -43,6 +44,15 @@ def load_feedback(path: Path) -> Feedback:
     return validate(Feedback, clean_value(read_json(path)), str(path))
 
 
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """What tells a changed file: its inode, size and modification time (None when it does not exist)."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_ino, info.st_size, info.st_mtime_ns
+
+
 class FeedbackFile:
     """The reviews of one iteration. ``run_ids`` returns the runs that exist now (it is asked again when a
     write names a run it did not know, so runs that finish while the page is open can be reviewed)."""
@@ -53,6 +63,7 @@ class FeedbackFile:
         self._known = set(run_ids())
         self._lock = threading.Lock()
         self._data = load_feedback(path)
+        self._stamp = _stamp(path)
 
     def run_ids(self) -> list[str]:
         """The runs of the iteration now, in the page's order."""
@@ -63,8 +74,19 @@ class FeedbackFile:
         return self._data.status
 
     def texts(self) -> dict[str, str]:
-        """run id -> feedback text, for the runs that have some."""
+        """run id -> feedback text, for the runs that have some (as the file holds them now)."""
+        # broken since: what was last read is shown; writes are refused until it is fixed
+        with self._lock, contextlib.suppress(InputError):
+            self._reload()
         return {review.run_id: review.feedback for review in self._data.reviews if review.feedback}
+
+    def _reload(self) -> None:
+        """Read the file again when something else changed it (another page, eval-skills paired), so a write
+        keeps what that wrote. InputError when it is no longer valid."""
+        stamp = _stamp(self.path)
+        if stamp != self._stamp:
+            self._data = load_feedback(self.path)
+            self._stamp = stamp
 
     def _check(self, run: str) -> None:
         if run not in self._known:
@@ -80,6 +102,7 @@ class FeedbackFile:
             raise InputError(f"feedback longer than {FEEDBACK_LIMIT:,} characters", field="feedback")
         with self._lock:
             self._check(run)
+            self._reload()
             data = self._with_every_run()
             review = next(r for r in data.reviews if r.run_id == run)
             review.feedback, review.timestamp = text, _now()
@@ -92,6 +115,7 @@ class FeedbackFile:
         if status not in STATUSES:
             raise InputError(f"status must be one of {', '.join(STATUSES)}", field="status")
         with self._lock:
+            self._reload()
             data = self._with_every_run()
             data.status = status  # type: ignore[assignment]
             self._write(data)
@@ -111,4 +135,4 @@ class FeedbackFile:
             os.replace(tmp, self.path)
         finally:
             tmp.unlink(missing_ok=True)
-        self._data = data
+        self._data, self._stamp = data, _stamp(self.path)
