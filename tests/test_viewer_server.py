@@ -238,6 +238,11 @@ def test_two_pages_on_one_iteration_keep_each_others_reviews(tmp_path):
         first.set(made.run_ids[2], "lost?")
     assert path.read_text() == "{broken"
     assert first.texts()[made.run_ids[1]] == "from the second page"  # what was read last
+    path.write_text("{}")
+    with served(open_workspace_source(made.root)) as url, httpx.Client(base_url=url) as client:
+        path.write_text("{broken")
+        refused = client.post("/api/feedback", headers=WRITE, json={"run_id": made.run_ids[0], "feedback": "x"})
+        assert refused.status_code == 400 and refused.json()["error"].startswith(f"{path}: invalid JSON")
 
 
 def test_feedback_holding_lone_surrogates_is_saved(tmp_path):

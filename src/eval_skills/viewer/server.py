@@ -157,7 +157,7 @@ def create_app(source: Source, *, token: str) -> Starlette:
         except UnknownRunError:
             return _error(404, f"no run {run!r} in this iteration")
         except InputError as exc:
-            return _error(400, exc.problem)
+            return _error(400, exc.line())
         return JSONResponse({"ok": True, "timestamp": review.timestamp, "status": source.feedback.status})
 
     async def status_post(request: Request) -> Response:
@@ -168,7 +168,7 @@ def create_app(source: Source, *, token: str) -> Starlette:
         try:
             await run_in_threadpool(source.feedback.set_status, str(data.get("status")))
         except InputError as exc:
-            return _error(400, exc.problem)
+            return _error(400, exc.line())
         return JSONResponse({"ok": True, "status": source.feedback.status})
 
     routes = [
