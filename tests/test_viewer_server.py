@@ -308,6 +308,25 @@ def test_symlinks_out_of_the_workspace_are_not_read(tmp_path):
         assert client.get("/api/case/1%00").status_code == 404
 
 
+def test_fifos_in_a_workspace_are_never_opened(tmp_path):
+    made = make_workspace(tmp_path / "ws", cases=1, runs=1, iterations=1, routing=False)
+    run = made.iteration / "eval-1" / "with_skill" / "run-1"
+    (run / "outputs" / "response.md").unlink()
+    os.mkfifo(run / "outputs" / "response.md")  # opening a FIFO to read waits for a writer: for ever
+    os.mkfifo(run / "outputs" / "pipe.txt")
+    (run / "grading.json").unlink()
+    os.mkfifo(run / "grading.json")
+    with served(open_workspace_source(made.root)) as url, httpx.Client(base_url=url, timeout=20) as client:
+        html = client.get("/api/case/1").json()["html"]
+        assert "outputs/response.md: is not a regular file, not read" in html
+        assert "grading.json: is not a regular file, not read" in html and "pipe.txt" not in html
+        assert client.get("/files/iteration-1/eval-1/with_skill/run-1/outputs/pipe.txt").status_code == 404
+    (made.iteration / "feedback.json").unlink()
+    os.mkfifo(made.iteration / "feedback.json")
+    with pytest.raises(InputError, match="feedback.json: is not a regular file"):
+        open_workspace_source(made.root)
+
+
 def test_a_routing_only_workspace(tmp_path):
     from review_data import make_routing
 

@@ -40,6 +40,8 @@ def load_feedback(path: Path) -> Feedback:
     reviews are overwritten by mistake."""
     if not path.exists():
         return Feedback()
+    if not path.is_file():
+        raise InputError("is not a regular file", file=str(path), hint="remove it, or replace it with a feedback.json")
     # lone surrogates ("\\udc80" escapes) become U+FFFD: the file must be writable back as UTF-8
     return validate(Feedback, clean_value(read_json(path)), str(path))
 

@@ -8,6 +8,7 @@ import codecs
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -110,8 +111,11 @@ class Reader:
             return path.name
 
     def _outside(self, path: Path) -> str | None:
+        """Why ``path`` is not read: it leads outside the workspace, or is no regular file (None: read it)."""
         if path.exists() and not inside(self.root, path):
             return f"{self.shown(path)}: leads outside the workspace (a symlink?), not read"
+        if path.exists() and not path.is_file():  # a folder, a FIFO (reading it would wait for ever), a device
+            return f"{self.shown(path)}: is not a regular file, not read"
         return None
 
     def text(self, path: Path, limit: int = TEXT_LIMIT) -> tuple[str | None, str | None]:
@@ -210,12 +214,15 @@ def list_files(folder: Path, root: Path, *, skip: frozenset[str] = frozenset(),
         for name in sorted(names):
             path = base / name
             rel = path.relative_to(folder).as_posix()
-            if (base == folder and name in skip) or path.is_symlink():
+            if base == folder and name in skip:
                 continue
             try:
-                size = path.stat().st_size
+                info = path.lstat()
             except OSError:
                 continue
+            if not stat.S_ISREG(info.st_mode):  # a symlink, a FIFO (reading it would wait for ever), a device
+                continue
+            size = info.st_size
             if len(found) >= limit:
                 more += 1
                 continue
