@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+from html import unescape
 from pathlib import Path
 from urllib.parse import quote
 
@@ -179,6 +181,8 @@ def test_names_and_text_that_are_not_utf8_are_shown_and_served(tmp_path):
         response = client.get("/api/case/1")
         assert response.status_code == 200
         html = response.json()["html"]
+        assert 'data-detail="run-files/1/with_skill/1"' in html and "a text file" not in html  # loaded when opened
+        html += client.get("/api/detail/run-files/1/with_skill/1").json()["html"]
         assert "text-\ufffd.txt" in html and "blob-\ufffd.bin" in html and "\ufffd lone" in html
         # text in other encodings is shown as text, not offered as a binary download
         assert "crème brûlée" in html and "latin1.csv: not UTF-8, shown as Windows-1252" in html
@@ -198,6 +202,11 @@ def test_injected_markup_is_escaped_in_every_fragment(tmp_path):
         page = client.get("/").text
         fragments = [client.get(f"/api/case/{quote(k, safe='')}").json()["html"] for k in made.cases]
         fragments += [client.get(f"/api/tab/{t}").json()["html"] for t in ("benchmark", "routing")]
+        details = [unescape(ref) for ref in re.findall(r'data-detail="([^"]+)"', "".join(fragments))]
+        files = [client.get("/api/detail/" + "/".join(quote(p, safe="") for p in ref.split("/"))).json()["html"]
+                 for ref in details if ref.startswith("run-files/")]  # every run's files, loaded when opened
+        assert "&lt;img src=x onerror=alert(1)&gt;.txt" in "".join(files)
+        fragments += files
     for html in [page, *fragments]:
         assert "<script>window" not in html and "<img src=x" not in html and 'href="javascript' not in html
     hostile_case = fragments[made.cases.index(next(k for k in made.cases if "<" in k))]
@@ -318,6 +327,7 @@ def test_fifos_in_a_workspace_are_never_opened(tmp_path):
     os.mkfifo(run / "grading.json")
     with served(open_workspace_source(made.root)) as url, httpx.Client(base_url=url, timeout=20) as client:
         html = client.get("/api/case/1").json()["html"]
+        html += client.get("/api/detail/run-files/1/with_skill/1").json()["html"]
         assert "outputs/response.md: is not a regular file, not read" in html
         assert "grading.json: is not a regular file, not read" in html and "pipe.txt" not in html
         assert client.get("/files/iteration-1/eval-1/with_skill/run-1/outputs/pipe.txt").status_code == 404
@@ -325,6 +335,16 @@ def test_fifos_in_a_workspace_are_never_opened(tmp_path):
     os.mkfifo(made.iteration / "feedback.json")
     with pytest.raises(InputError, match="feedback.json: is not a regular file"):
         open_workspace_source(made.root)
+
+
+def test_run_files_load_on_demand_and_only_for_runs_that_exist(site, workspace):
+    html = site.get("/api/detail/run-files/1/with_skill/1").json()["html"]
+    plan = json.loads((workspace.iteration / "eval-1" / "with_skill" / "run-1" / "outputs" / "plan.json").read_text())
+    assert "plan.json" in html and f"{plan['case']}" in html and "response.md" not in html
+    for bad in ("run-files/1/with_skill/9", "run-files/../with_skill/1", "run-files/1/../1", "run-files/%2e%2e/x/1",
+                "run-files/1/with_skill", "run-files/1/with_skill/1/2", "run-files/nope/with_skill/1",
+                "run-files/1/%2e%2e/1", "run-files/1/inputs/1"):
+        assert site.get(f"/api/detail/{bad}").status_code == 404, bad
 
 
 def test_a_routing_only_workspace(tmp_path):

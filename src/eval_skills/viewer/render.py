@@ -123,7 +123,7 @@ def warm_up() -> None:
     markdown_html("# warm\n\n```python\nx = 1\n```\n")
     highlight("{}", language="json")
     for name in ("page.html.j2", "case.html.j2", "benchmark.html.j2", "routing.html.j2", "routing_run.html.j2",
-                 "tool_case.html.j2", "tool_benchmark.html.j2"):
+                 "run_files.html.j2", "tool_case.html.j2", "tool_benchmark.html.j2"):
         templates().get_template(name)
 
 
