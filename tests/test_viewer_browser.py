@@ -321,6 +321,10 @@ def test_static_page_works_offline_and_downloads_feedback(browser, tmp_path, wor
     from eval_skills.viewer import open_workspace_source, write_static
 
     hostile = make_workspace(tmp_path / "ws", cases=2, runs=1, iterations=1, hostile=True)
+    feedback = hostile.iteration / "feedback.json"
+    earlier = json.loads(feedback.read_text())
+    earlier["reviews"].append({"run_id": "eval-gone-with_skill-run-1", "feedback": "kept", "timestamp": None})
+    feedback.write_text(json.dumps(earlier))
     out = write_static(open_workspace_source(hostile.root), tmp_path / "review.html")
     context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
     page = context.new_page()
@@ -349,7 +353,10 @@ def test_static_page_works_offline_and_downloads_feedback(browser, tmp_path, wor
     saved = json.loads(Path(download.value.path()).read_text())
     assert download.value.suggested_filename == "feedback.json"
     assert {r["run_id"]: r["feedback"] for r in saved["reviews"]}[run] == "Offline review."
-    assert sorted(r["run_id"] for r in saved["reviews"]) == sorted(hostile.run_ids) and saved["status"] == "in_progress"
+    assert [r["run_id"] for r in saved["reviews"]][-1] == "eval-gone-with_skill-run-1"  # a review of a run gone
+    assert saved["reviews"][-1]["feedback"] == "kept"
+    assert sorted(r["run_id"] for r in saved["reviews"][:-1]) == sorted(hostile.run_ids)
+    assert saved["status"] == "in_progress"
     with page.expect_download() as download:
         page.click("#mark-complete")
     assert json.loads(Path(download.value.path()).read_text())["status"] == "complete"

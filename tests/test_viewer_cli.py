@@ -6,6 +6,8 @@ import json
 import re
 import signal
 import socket
+import subprocess
+import sys
 from html.parser import HTMLParser
 
 import httpx
@@ -82,6 +84,7 @@ def test_static_page_is_self_contained(tmp_path, workspace):
     result = run(workspace.root, "--static", out)
     assert result.exit_code == 0, result.output
     assert f"Wrote {out}" in result.output and "2 cases" in result.output
+    assert "'Download feedback.json' button" in result.output
     html = out.read_text()
     parser = _Tags()
     parser.feed(html)
@@ -102,6 +105,7 @@ def test_static_page_of_reports_and_store(tmp_path):
     report = make_reports(tmp_path)
     result = run(report, "--static", tmp_path / "r.html")
     assert result.exit_code == 0 and "3 cases" in result.output
+    assert "feedback" not in result.output  # a tool-skill page takes no feedback
     store = tmp_path / "s.db"
     make_store(store)
     result = run(store, "--evaluation", "latest", "--static", tmp_path / "s.html")
@@ -123,6 +127,28 @@ def test_serves_until_interrupted(workspace):
                 proc.send_signal(signum)
                 assert proc.wait(10) == code  # an exit code, as every command gives, never a death by signal
                 assert proc.stderr is not None and proc.stderr.read() == "Stopped.\n"  # no warning, no traceback
+
+
+def test_json_says_what_was_written_or_where_it_serves(tmp_path, workspace):
+    out = tmp_path / "r.html"
+    result = run(workspace.root, "--static", out, "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output) == {"output": str(out), "bytes": out.stat().st_size, "cases": 2}
+    for target, feedback in ((workspace.root, str(workspace.iteration / "feedback.json")),
+                             (make_reports(tmp_path), None)):
+        proc = subprocess.Popen([sys.executable, "-m", "eval_skills", "view", str(target), "--json"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert proc.stdout is not None
+            said = json.loads(proc.stdout.readline())
+            assert said["feedback"] == feedback and re.fullmatch(r"http://127\.0\.0\.1:\d+/", said["url"])
+            assert httpx.get(said["url"]).status_code == 200
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(10) == 130 and proc.stdout.read() == ""  # one JSON line on stdout, nothing else
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
 
 
 def page_config(url: str) -> dict:

@@ -8,7 +8,7 @@ import json
 import re
 
 from eval_skills.viewer.page import script_json, static_csp
-from eval_skills.viewer.render import MARKDOWN_LIMIT, highlight, markdown_html, points
+from eval_skills.viewer.render import MARKDOWN_LIMIT, SHOWN_LIMIT, highlight, markdown_html, points
 
 
 def test_raw_html_in_markdown_is_text():
@@ -44,8 +44,15 @@ def test_code_is_highlighted_and_escaped():
 
 
 def test_long_text_is_cut_with_a_note():
-    html = markdown_html("a" * (MARKDOWN_LIMIT + 5))
+    html = markdown_html("a" * (SHOWN_LIMIT + 5))
     assert "5 more characters not shown" in html
+
+
+def test_a_text_too_long_for_markdown_is_plain_text():
+    assert "<strong>x</strong>" in markdown_html("**x** <b>" + "a" * (MARKDOWN_LIMIT - 20))
+    html = markdown_html("**x** <b>" + "a" * MARKDOWN_LIMIT)
+    assert f"{MARKDOWN_LIMIT + 9:,} characters: shown as plain text" in html
+    assert '<pre class="plain">**x** &lt;b&gt;aaa' in html and "<strong>" not in html
 
 
 def test_json_in_a_script_block_cannot_close_it():

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+from html import unescape
 from pathlib import Path
 from urllib.parse import quote
 
@@ -12,6 +14,7 @@ import pytest
 from review_data import HOSTILE, make_workspace
 from viewer_server import TOKEN, served
 
+from eval_skills.errors import InputError
 from eval_skills.viewer import open_workspace_source, render_page
 
 WRITE = {"X-Review-Token": TOKEN, "Content-Type": "application/json"}
@@ -157,6 +160,40 @@ def test_broken_files_are_problems_on_the_page_not_crashes(tmp_path):
         bench = client.get("/api/tab/benchmark").json()["html"]
         assert "benchmark.json is missing" in bench
         assert bench.count('<rect class="bar ') == 4  # still charted from the grading files
+        (made.iteration / "benchmark.json").write_text("[1, 2")
+        bench = client.get("/api/tab/benchmark").json()["html"]
+        assert "iteration-1/benchmark.json: invalid JSON" in bench and "benchmark.json cannot be read" in bench
+        assert "is missing" not in bench and bench.count('<rect class="bar ') == 4
+
+
+def test_names_and_text_that_are_not_utf8_are_shown_and_served(tmp_path):
+    made = make_workspace(tmp_path / "ws", cases=1, runs=1, iterations=1, routing=False)
+    outputs = made.iteration / "eval-1" / "with_skill" / "run-1" / "outputs"
+    os.makedirs(outputs, exist_ok=True)
+    (outputs / os.fsdecode(b"text-\xff.txt")).write_text("a text file")
+    (outputs / os.fsdecode(b"blob-\xfe.bin")).write_bytes(b"\0\x01binary")
+    (outputs / "latin1.csv").write_bytes("naïve;crème brûlée\n".encode("latin-1"))
+    (outputs / "utf16.txt").write_bytes("zwölf Äpfel".encode("utf-16"))
+    (outputs / "utf8-bom.md").write_bytes("\ufeffgrüße".encode("utf-8"))
+    grading = made.iteration / "eval-1" / "with_skill" / "run-1" / "grading.json"
+    grading.write_text(grading.read_text().replace('"evidence": "', '"evidence": "\\udc80 lone '))
+    with served(open_workspace_source(made.root)) as url, httpx.Client(base_url=url) as client:
+        response = client.get("/api/case/1")
+        assert response.status_code == 200
+        html = response.json()["html"]
+        assert 'data-detail="run-files/1/with_skill/1"' in html and "a text file" not in html  # loaded when opened
+        html += client.get("/api/detail/run-files/1/with_skill/1").json()["html"]
+        assert "text-\ufffd.txt" in html and "blob-\ufffd.bin" in html and "\ufffd lone" in html
+        # text in other encodings is shown as text, not offered as a binary download
+        assert "crème brûlée" in html and "latin1.csv: not UTF-8, shown as Windows-1252" in html
+        assert "zwölf Äpfel" in html and "utf16.txt: UTF-16 text" in html
+        assert "grüße" in html and "utf8-bom.md: " not in html
+        assert "outputs/latin1.csv" not in html and "outputs/utf16.txt" not in html
+        link = "files/iteration-1/eval-1/with_skill/run-1/outputs/blob-%FE.bin"
+        assert f'href="{link}"' in html
+        download = client.get("/" + link)
+        assert download.status_code == 200 and download.content == b"\0\x01binary"
+        assert download.headers["content-disposition"] == "attachment; filename*=UTF-8''blob-%EF%BF%BD.bin"
 
 
 def test_injected_markup_is_escaped_in_every_fragment(tmp_path):
@@ -165,6 +202,11 @@ def test_injected_markup_is_escaped_in_every_fragment(tmp_path):
         page = client.get("/").text
         fragments = [client.get(f"/api/case/{quote(k, safe='')}").json()["html"] for k in made.cases]
         fragments += [client.get(f"/api/tab/{t}").json()["html"] for t in ("benchmark", "routing")]
+        details = [unescape(ref) for ref in re.findall(r'data-detail="([^"]+)"', "".join(fragments))]
+        files = [client.get("/api/detail/" + "/".join(quote(p, safe="") for p in ref.split("/"))).json()["html"]
+                 for ref in details if ref.startswith("run-files/")]  # every run's files, loaded when opened
+        assert "&lt;img src=x onerror=alert(1)&gt;.txt" in "".join(files)
+        fragments += files
     for html in [page, *fragments]:
         assert "<script>window" not in html and "<img src=x" not in html and 'href="javascript' not in html
     hostile_case = fragments[made.cases.index(next(k for k in made.cases if "<" in k))]
@@ -187,6 +229,45 @@ def test_feedback_write_is_atomic_and_keeps_unknown_reviews(tmp_path):
     assert not [p for p in os.listdir(made.iteration) if p.endswith(".tmp")]
 
 
+def test_two_pages_on_one_iteration_keep_each_others_reviews(tmp_path):
+    made = make_workspace(tmp_path / "ws", cases=2, runs=1, iterations=1, routing=False)
+    path = made.iteration / "feedback.json"
+    first, second = open_workspace_source(made.root).feedback, open_workspace_source(made.root).feedback
+    assert first is not None and second is not None
+    first.set(made.run_ids[0], "from the first page")
+    second.set(made.run_ids[1], "from the second page")
+    assert second.texts() == {made.run_ids[0]: "from the first page", made.run_ids[1]: "from the second page"}
+    first.set_status("complete")
+    assert second.texts() and second.status == "complete"
+    saved = {r["run_id"]: r["feedback"] for r in json.loads(path.read_text())["reviews"]}
+    assert saved[made.run_ids[0]] == "from the first page" and saved[made.run_ids[1]] == "from the second page"
+    # a file broken since is never overwritten: the write is refused, naming it
+    path.write_text("{broken")
+    with pytest.raises(InputError, match="feedback.json"):
+        first.set(made.run_ids[2], "lost?")
+    assert path.read_text() == "{broken"
+    assert first.texts()[made.run_ids[1]] == "from the second page"  # what was read last
+    path.write_text("{}")
+    with served(open_workspace_source(made.root)) as url, httpx.Client(base_url=url) as client:
+        path.write_text("{broken")
+        refused = client.post("/api/feedback", headers=WRITE, json={"run_id": made.run_ids[0], "feedback": "x"})
+        assert refused.status_code == 400 and refused.json()["error"].startswith(f"{path}: invalid JSON")
+
+
+def test_feedback_holding_lone_surrogates_is_saved(tmp_path):
+    made = make_workspace(tmp_path / "ws", cases=1, runs=1, iterations=1, routing=False)
+    path = made.iteration / "feedback.json"
+    # json.dumps writes a lone surrogate as its escape
+    path.write_text(json.dumps({"reviews": [{"run_id": made.run_ids[1], "feedback": "old \udc80"}],
+                                "status": "in_progress"}))
+    with served(open_workspace_source(made.root)) as url, httpx.Client(base_url=url) as client:
+        assert client.get("/api/feedback").json()["texts"] == {made.run_ids[1]: "old \ufffd"}
+        body = json.dumps({"run_id": made.run_ids[0], "feedback": "new \ud800 text"})
+        assert client.post("/api/feedback", headers=WRITE, content=body).status_code == 200
+    reviews = {r["run_id"]: r["feedback"] for r in json.loads(path.read_text(encoding="utf-8"))["reviews"]}
+    assert reviews == {made.run_ids[0]: "new \ufffd text", made.run_ids[1]: "old \ufffd"}
+
+
 def test_tool_reports_fragments(tmp_path):
     from review_data import make_reports
 
@@ -199,6 +280,19 @@ def test_tool_reports_fragments(tmp_path):
         assert "<strong>alpha</strong> answer to task-1, run 2" in html and "beta 2.0.0" in html
         hostile = client.get("/api/case/task-0").json()["html"]
         assert "<script>" not in hostile and "&lt;script&gt;" in hostile
+
+
+def test_a_task_id_holding_a_slash_opens(tmp_path):
+    from review_data import make_reports
+
+    from eval_skills.viewer import from_report_files
+
+    report = make_reports(tmp_path, tasks=2, runs=1)
+    report.write_text(report.read_text().replace('"task-1"', '"math/add <i>"'))
+    with served(from_report_files([report])) as url, httpx.Client(base_url=url) as client:
+        response = client.get("/api/case/" + quote("math/add <i>", safe=""))
+        assert response.status_code == 200 and "math/add &lt;i&gt;" in response.json()["html"]
+        assert client.get("/api/case/math").status_code == 404
 
 
 def test_index_lists_cases_in_id_order(tmp_path):
@@ -221,6 +315,36 @@ def test_symlinks_out_of_the_workspace_are_not_read(tmp_path):
         assert "TOP SECRET" not in html and "leak.txt" not in html
         assert "outputs/response.md: leads outside the workspace (a symlink?), not read" in html
         assert client.get("/api/case/1%00").status_code == 404
+
+
+def test_fifos_in_a_workspace_are_never_opened(tmp_path):
+    made = make_workspace(tmp_path / "ws", cases=1, runs=1, iterations=1, routing=False)
+    run = made.iteration / "eval-1" / "with_skill" / "run-1"
+    (run / "outputs" / "response.md").unlink()
+    os.mkfifo(run / "outputs" / "response.md")  # opening a FIFO to read waits for a writer: for ever
+    os.mkfifo(run / "outputs" / "pipe.txt")
+    (run / "grading.json").unlink()
+    os.mkfifo(run / "grading.json")
+    with served(open_workspace_source(made.root)) as url, httpx.Client(base_url=url, timeout=20) as client:
+        html = client.get("/api/case/1").json()["html"]
+        html += client.get("/api/detail/run-files/1/with_skill/1").json()["html"]
+        assert "outputs/response.md: is not a regular file, not read" in html
+        assert "grading.json: is not a regular file, not read" in html and "pipe.txt" not in html
+        assert client.get("/files/iteration-1/eval-1/with_skill/run-1/outputs/pipe.txt").status_code == 404
+    (made.iteration / "feedback.json").unlink()
+    os.mkfifo(made.iteration / "feedback.json")
+    with pytest.raises(InputError, match="feedback.json: is not a regular file"):
+        open_workspace_source(made.root)
+
+
+def test_run_files_load_on_demand_and_only_for_runs_that_exist(site, workspace):
+    html = site.get("/api/detail/run-files/1/with_skill/1").json()["html"]
+    plan = json.loads((workspace.iteration / "eval-1" / "with_skill" / "run-1" / "outputs" / "plan.json").read_text())
+    assert "plan.json" in html and f"{plan['case']}" in html and "response.md" not in html
+    for bad in ("run-files/1/with_skill/9", "run-files/../with_skill/1", "run-files/1/../1", "run-files/%2e%2e/x/1",
+                "run-files/1/with_skill", "run-files/1/with_skill/1/2", "run-files/nope/with_skill/1",
+                "run-files/1/%2e%2e/1", "run-files/1/inputs/1"):
+        assert site.get(f"/api/detail/{bad}").status_code == 404, bad
 
 
 def test_a_routing_only_workspace(tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import sys
 from pathlib import Path
@@ -77,8 +78,11 @@ def _source(targets: tuple[Path, ...], iteration: int | None, evaluations: tuple
 @click.option("--static", "static_out", type=click.Path(path_type=Path), default=None, metavar="OUT.html",
               help="Write one self-contained page instead of serving it.")
 @click.option("--open", "open_browser", is_flag=True, help="Open the page in the default browser.")
+@click.option("--json", "as_json", is_flag=True,
+              help='Print {"output", "bytes", "cases"} (with --static), else {"url", "feedback"} once serving.')
 def view_command(targets: tuple[Path, ...], iteration: int | None, evaluations: tuple[str, ...],
-                 benchmark_ref: str | None, port: int, static_out: Path | None, open_browser: bool) -> None:
+                 benchmark_ref: str | None, port: int, static_out: Path | None, open_browser: bool,
+                 as_json: bool) -> None:
     """Review outputs side by side, the benchmark and routing results, and write feedback.json.
 
     TARGET is a workspace of eval-skills paired / routing (or one of its iteration-<n> folders), one or more
@@ -91,19 +95,30 @@ def view_command(targets: tuple[Path, ...], iteration: int | None, evaluations: 
     source = _source(targets, iteration, evaluations, benchmark_ref)
     if static_out is not None:
         out = viewer.write_static(source, static_out)
-        click.echo(f"Wrote {out} ({out.stat().st_size / 1024:,.0f} KiB, {len(source.cases())} cases). "
-                   "Open it in a browser; its 'Download feedback.json' button saves your reviews.")
+        if as_json:
+            click.echo(json.dumps({"output": str(out), "bytes": out.stat().st_size, "cases": len(source.cases())}))
+            return
+        click.echo(f"Wrote {out} ({out.stat().st_size / 1024:,.0f} KiB, {len(source.cases())} cases). Open it in a "
+                   + ("browser; its 'Download feedback.json' button saves your reviews." if source.feedback is not None
+                      else "browser."))
         return
 
     def ready(url: str) -> None:
-        click.echo(f"Review page: {url}")
-        if source.feedback is not None:
-            click.echo(f"Feedback is saved to {source.feedback.path}")
-        click.echo("Press Ctrl-C to stop.")
+        if as_json:
+            feedback = str(source.feedback.path) if source.feedback is not None else None
+            click.echo(json.dumps({"url": url, "feedback": feedback}))
+        else:
+            _say_ready(url)
         if open_browser:
             import webbrowser
 
             webbrowser.open(url)
+
+    def _say_ready(url: str) -> None:
+        click.echo(f"Review page: {url}")
+        if source.feedback is not None:
+            click.echo(f"Feedback is saved to {source.feedback.path}")
+        click.echo("Press Ctrl-C to stop.")
 
     try:
         signum = viewer.serve(source, port=port, ready=ready)

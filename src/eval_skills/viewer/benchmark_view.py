@@ -162,7 +162,8 @@ def benchmark_context(src: WorkspaceSource) -> dict[str, Any]:
         ab_cases += [(case.key, c) for c in (found.comparisons if found else [])]
     metadata = bench.metadata if bench else {}
     return {
-        "bench": bench, "problems": problems, "arms": [(a, arm_label(a)) for a in arms],
+        "bench": bench, "problems": problems, "bench_broken": bool(problem),  # there, but cannot be read
+        "arms": [(a, arm_label(a)) for a in arms],
         "facts": [(k, v) for k, v in metadata.items() if isinstance(v, str | int | float | bool) or v is None],
         "summary": _summary_rows(bench.run_summary, arms) if bench else [],
         "baseline": next((arm_label(a) for a in arms if a != "with_skill"), "baseline"),

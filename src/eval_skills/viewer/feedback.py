@@ -7,6 +7,7 @@ were; a change is accepted only for a run that exists.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..formats._load import read_json, validate
+from ..formats.untrusted import clean_text, clean_value
 from ..formats.workspace import Feedback, Review
 
 __all__ = ["FEEDBACK_FILE", "FEEDBACK_LIMIT", "FeedbackFile", "UnknownRunError", "load_feedback"]
@@ -38,7 +40,19 @@ def load_feedback(path: Path) -> Feedback:
     reviews are overwritten by mistake."""
     if not path.exists():
         return Feedback()
-    return validate(Feedback, read_json(path), str(path))
+    if not path.is_file():
+        raise InputError("is not a regular file", file=str(path), hint="remove it, or replace it with a feedback.json")
+    # lone surrogates ("\\udc80" escapes) become U+FFFD: the file must be writable back as UTF-8
+    return validate(Feedback, clean_value(read_json(path)), str(path))
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """What tells a changed file: its inode, size and modification time (None when it does not exist)."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_ino, info.st_size, info.st_mtime_ns
 
 
 class FeedbackFile:
@@ -51,6 +65,7 @@ class FeedbackFile:
         self._known = set(run_ids())
         self._lock = threading.Lock()
         self._data = load_feedback(path)
+        self._stamp = _stamp(path)
 
     def run_ids(self) -> list[str]:
         """The runs of the iteration now, in the page's order."""
@@ -61,8 +76,19 @@ class FeedbackFile:
         return self._data.status
 
     def texts(self) -> dict[str, str]:
-        """run id -> feedback text, for the runs that have some."""
+        """run id -> feedback text, for the runs that have some (as the file holds them now)."""
+        # broken since: what was last read is shown; writes are refused until it is fixed
+        with self._lock, contextlib.suppress(InputError):
+            self._reload()
         return {review.run_id: review.feedback for review in self._data.reviews if review.feedback}
+
+    def _reload(self) -> None:
+        """Read the file again when something else changed it (another page, eval-skills paired), so a write
+        keeps what that wrote. InputError when it is no longer valid."""
+        stamp = _stamp(self.path)
+        if stamp != self._stamp:
+            self._data = load_feedback(self.path)
+            self._stamp = stamp
 
     def _check(self, run: str) -> None:
         if run not in self._known:
@@ -71,11 +97,14 @@ class FeedbackFile:
                 raise UnknownRunError(run)
 
     def set(self, run: str, text: str) -> Review:
-        """Save ``text`` as the review of ``run`` (UnknownRunError when no such run exists)."""
+        """Save ``text`` as the review of ``run`` (UnknownRunError when no such run exists); a lone surrogate
+        in it is kept as U+FFFD."""
+        text = clean_text(text)
         if len(text) > FEEDBACK_LIMIT:
             raise InputError(f"feedback longer than {FEEDBACK_LIMIT:,} characters", field="feedback")
         with self._lock:
             self._check(run)
+            self._reload()
             data = self._with_every_run()
             review = next(r for r in data.reviews if r.run_id == run)
             review.feedback, review.timestamp = text, _now()
@@ -88,6 +117,7 @@ class FeedbackFile:
         if status not in STATUSES:
             raise InputError(f"status must be one of {', '.join(STATUSES)}", field="status")
         with self._lock:
+            self._reload()
             data = self._with_every_run()
             data.status = status  # type: ignore[assignment]
             self._write(data)
@@ -107,4 +137,4 @@ class FeedbackFile:
             os.replace(tmp, self.path)
         finally:
             tmp.unlink(missing_ok=True)
-        self._data = data
+        self._data, self._stamp = data, _stamp(self.path)

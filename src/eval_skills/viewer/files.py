@@ -4,8 +4,11 @@ workspace, and every failure turned into a one-line problem shown on the page in
 from __future__ import annotations
 
 import base64
+import codecs
 import json
 import os
+import re
+import stat
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -108,8 +111,11 @@ class Reader:
             return path.name
 
     def _outside(self, path: Path) -> str | None:
+        """Why ``path`` is not read: it leads outside the workspace, or is no regular file (None: read it)."""
         if path.exists() and not inside(self.root, path):
             return f"{self.shown(path)}: leads outside the workspace (a symlink?), not read"
+        if path.exists() and not path.is_file():  # a folder, a FIFO (reading it would wait for ever), a device
+            return f"{self.shown(path)}: is not a regular file, not read"
         return None
 
     def text(self, path: Path, limit: int = TEXT_LIMIT) -> tuple[str | None, str | None]:
@@ -139,19 +145,25 @@ class FileEntry:
         return IMAGE_TYPES.get(self.path.suffix.lower())
 
     def text(self) -> tuple[str | None, str | None]:
-        """The file's text, or ``(None, None)`` when it looks binary."""
+        """The file's text, or ``(None, None)`` when it looks binary. UTF-8 (invalid bytes replaced); with a
+        byte-order mark, UTF-16 or UTF-32; text in a legacy 8-bit encoding as Windows-1252, saying so."""
         try:
             with self.path.open("rb") as handle:
                 head = handle.read(8192)
         except OSError as exc:
             return None, f"{self.rel}: cannot be read ({exc.strerror or exc})"
+        encoding = _bom_encoding(head)
+        if encoding is not None:
+            return _decode_file(self.path, encoding, f"{self.rel}: {encoding.upper()} text")
         if b"\0" in head:
             return None, None
         try:
             head.decode("utf-8")
         except UnicodeDecodeError as exc:
             if exc.start < len(head) - 4:  # not just a character cut at the end of the sample
-                return None, None
+                if not _LEGACY_TEXT.fullmatch(head):
+                    return None, None
+                return _decode_file(self.path, "cp1252", f"{self.rel}: not UTF-8, shown as Windows-1252")
         return read_text(self.path, 200_000)
 
     def data_uri(self) -> str | None:
@@ -163,6 +175,29 @@ class FileEntry:
             return f"data:{kind};base64," + base64.b64encode(self.path.read_bytes()).decode("ascii")
         except OSError:
             return None
+
+
+# bytes of a text in a legacy 8-bit encoding: no control characters but tab, line feed, form feed and return
+_LEGACY_TEXT = re.compile(rb"[\t\n\f\r\x20-\x7e\x80-\xff]*")
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def _bom_encoding(head: bytes) -> str | None:
+    return next((encoding for bom, encoding in _BOMS if head.startswith(bom)), None)
+
+
+def _decode_file(path: Path, encoding: str, note: str, limit: int = 200_000) -> tuple[str | None, str | None]:
+    """The text of a file in ``encoding`` (characters it cannot hold replaced), cut at ``limit`` bytes."""
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        return None, f"{path.name}: cannot be read ({exc.strerror or exc})"
+    text = data[:limit].decode(encoding, errors="replace")
+    if len(data) > limit:
+        return text, f"{note}; longer than {limit:,} bytes, only the start is shown"
+    return text, None if encoding == "utf-8-sig" else note
 
 
 def list_files(folder: Path, root: Path, *, skip: frozenset[str] = frozenset(),
@@ -179,12 +214,15 @@ def list_files(folder: Path, root: Path, *, skip: frozenset[str] = frozenset(),
         for name in sorted(names):
             path = base / name
             rel = path.relative_to(folder).as_posix()
-            if (base == folder and name in skip) or path.is_symlink():
+            if base == folder and name in skip:
                 continue
             try:
-                size = path.stat().st_size
+                info = path.lstat()
             except OSError:
                 continue
+            if not stat.S_ISREG(info.st_mode):  # a symlink, a FIFO (reading it would wait for ever), a device
+                continue
+            size = info.st_size
             if len(found) >= limit:
                 more += 1
                 continue

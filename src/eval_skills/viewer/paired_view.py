@@ -4,6 +4,7 @@ response. The Benchmark and Routing tabs are in ``benchmark_view`` and ``routing
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,8 @@ from .workspace import CaseRef, RunRef, Workspace, arm_order, scan_case, scan_it
 
 __all__ = ["ARM_LABELS", "Comparisons", "WorkspaceSource", "arm_label", "mean_pass_rates"]
 
+RUN_FILES_PREFIX = "run-files/"  # the files a run's agent made: run-files/<case key>/<arm>/<run number>
+_RUN_FILES = re.compile(r"([^/\\\0]+)/([^/\\\0]+)/(\d{1,9})")
 ARM_LABELS = {"with_skill": "with skill", "without_skill": "without skill", "old_skill": "old skill"}
 
 
@@ -171,7 +174,21 @@ class WorkspaceSource:
 
         if ref.startswith(DETAIL_PREFIX) and self.ws.routing is not None:
             return routing_detail(self, ref.removeprefix(DETAIL_PREFIX))
+        if ref.startswith(RUN_FILES_PREFIX):
+            return self.run_files_html(ref.removeprefix(RUN_FILES_PREFIX), static=static)
         return None
+
+    def run_files_html(self, ref: str, *, static: bool) -> str | None:
+        """The files a run's agent made (``ref``: ``<case key>/<arm>/<run number>``); None when no such run."""
+        iteration, match = self.ws.iteration_path, _RUN_FILES.fullmatch(ref)
+        if iteration is None or match is None or {match.group(1), match.group(2)} & {".", ".."}:
+            return None
+        folder = iteration / f"eval-{match.group(1)}" / match.group(2) / f"run-{match.group(3)}"
+        if not folder.is_dir() or not inside(self.root, folder):
+            return None
+        outputs, more = list_files(folder / "outputs", self.root, skip=frozenset({"response.md"}))
+        return str(templates().get_template("run_files.html.j2").render(
+            items=[file_view(f, static=static) for f in outputs], more=more))
 
     def detail_refs(self) -> list[str]:
         from .routing_view import routing_detail_refs
@@ -237,6 +254,8 @@ class WorkspaceSource:
         response, problem = self.read.text(base / "outputs" / "response.md")
         problems += [problem] if problem else []
         outputs, more = list_files(base / "outputs", self.root, skip=frozenset({"response.md"}))
+        # served, the files are read and highlighted when their fold is opened (a run may hold 100 big ones)
+        detail = None if static else f"{RUN_FILES_PREFIX}{run.case_key}/{run.arm}/{run.number}"
         grading, problem = self.read.model(base / "grading.json", Grading)
         problems += [problem] if problem else []
         timing, problem = self.read.model(base / "timing.json", Timing)
@@ -248,7 +267,8 @@ class WorkspaceSource:
             error = (timing.model_extra or {}).get("error")
         context: dict[str, Any] = {
             "run_id": run.run_id, "arm": run.arm, "number": run.number, "response": response,
-            "outputs": [file_view(f, static=static) for f in outputs], "outputs_more": more,
+            "outputs": [file_view(f, static=static) for f in outputs] if static else [], "outputs_more": more,
+            "outputs_count": len(outputs), "outputs_detail": detail,
             "grading": grading, "timing": timing, "events": events, "problems": problems,
             "error": str(error) if error else None, "previous": None,
         }

@@ -18,9 +18,12 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-__all__ = ["HIGHLIGHT_LIMIT", "MARKDOWN_LIMIT", "highlight", "highlight_css", "markdown_html", "templates"]
+__all__ = ["HIGHLIGHT_LIMIT", "MARKDOWN_LIMIT", "SHOWN_LIMIT", "highlight", "highlight_css", "markdown_html",
+           "templates"]
 
-MARKDOWN_LIMIT = 200_000  # characters of one text rendered as Markdown; the rest is cut with a note
+SHOWN_LIMIT = 200_000  # characters of one text shown; the rest is cut with a note
+MARKDOWN_LIMIT = 30_000  # characters of a text rendered as Markdown; a longer one is shown as plain text (parsing
+# Markdown takes about 0.3 s per 100,000 characters: a case of huge responses would take seconds to open)
 HIGHLIGHT_LIMIT = 100_000  # characters of code highlighted; longer code is shown as plain text
 
 _TAGS = {"a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "div", "dl", "dt", "em", "h1",
@@ -69,7 +72,7 @@ def _highlight_inner(code: str, language: str = "", filename: str = "") -> str:
 
 def highlight(code: str, *, language: str = "", filename: str = "") -> Markup:
     """``code`` as a highlighted ``<pre class="hl">`` block (by ``language``, else by ``filename``)."""
-    code, more = _cut(code, MARKDOWN_LIMIT)
+    code, more = _cut(code, SHOWN_LIMIT)
     note = f'<p class="cut">… {more:,} more characters not shown</p>' if more else ""
     return Markup(f'<pre class="hl"><code>{_highlight_inner(code, language, filename)}</code></pre>{note}')
 
@@ -102,9 +105,14 @@ def sanitize(html: str) -> str:
 
 
 def markdown_html(text: str) -> Markup:
-    """Untrusted Markdown as sanitised HTML (raw HTML in it shows as text)."""
-    text, more = _cut(text or "", MARKDOWN_LIMIT)
-    html = sanitize(_markdown().render(text))
+    """Untrusted Markdown as sanitised HTML (raw HTML in it shows as text); a text longer than
+    ``MARKDOWN_LIMIT`` characters as plain text, saying so."""
+    text, more = _cut(text or "", SHOWN_LIMIT)
+    if len(text) + more > MARKDOWN_LIMIT:
+        html = (f'<p class="cut">{len(text) + more:,} characters: shown as plain text, not rendered as '
+                f'Markdown</p><pre class="plain">{escape(text)}</pre>')
+    else:
+        html = sanitize(_markdown().render(text))
     if more:
         html += f'<p class="cut">… {more:,} more characters not shown</p>'
     return Markup(html)
@@ -115,7 +123,7 @@ def warm_up() -> None:
     markdown_html("# warm\n\n```python\nx = 1\n```\n")
     highlight("{}", language="json")
     for name in ("page.html.j2", "case.html.j2", "benchmark.html.j2", "routing.html.j2", "routing_run.html.j2",
-                 "tool_case.html.j2", "tool_benchmark.html.j2"):
+                 "run_files.html.j2", "tool_case.html.j2", "tool_benchmark.html.j2"):
         templates().get_template(name)
 
 
@@ -183,12 +191,21 @@ def rate_class(value: Any) -> str:
 
 @lru_cache(maxsize=1)
 def templates() -> Any:
-    """The jinja2 environment of the page (autoescaping, strict about undefined names)."""
+    """The jinja2 environment of the page (autoescaping, strict about undefined names). What a template
+    renders holds no lone surrogate (a file name that is not UTF-8, a ``"\\udc80"`` escape in a JSON file):
+    each becomes U+FFFD, so every piece can be sent as UTF-8."""
     import jinja2
+
+    from ..formats.untrusted import clean_text
+
+    class Template(jinja2.Template):
+        def render(self, *args: Any, **kwargs: Any) -> str:
+            return clean_text(super().render(*args, **kwargs))
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(Path(__file__).with_name("templates"))),
                              autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
                              lstrip_blocks=True)
+    env.template_class = Template
     env.filters.update(md=markdown_html, clip=clip, pct=pct, points=points, fixed=fixed, number=number,
                        pretty_json=pretty_json, rate_class=rate_class)
     env.globals.update(highlight=highlight)

@@ -21,7 +21,7 @@ import socket
 from collections.abc import Callable
 from types import FrameType
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -33,6 +33,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import InputError
+from ..formats.untrusted import clean_text
 from .feedback import UnknownRunError
 from .files import IMAGE_TYPES
 from .page import SERVED_CSP, asset, render_page
@@ -107,13 +108,16 @@ def create_app(source: Source, *, token: str) -> Starlette:
         return _error(404, "no such piece") if html is None else JSONResponse({"html": html})
 
     def files(request: Request) -> Response:
-        path = source.file(request.path_params["ref"])
+        # the path as sent, its escapes decoded to the bytes they stand for (a file name need not be UTF-8)
+        raw = request.scope.get("raw_path") or request.url.path.encode()
+        ref = unquote(raw.decode("latin-1").partition("?")[0].removeprefix("/files/"), errors="surrogateescape")
+        path = source.file(ref)
         if path is None:
             return _error(404, "no such file in the workspace")
         kind = IMAGE_TYPES.get(path.suffix.lower())
         headers = {"content-security-policy": "default-src 'none'; sandbox"}
         if kind is None:
-            headers["content-disposition"] = f"attachment; filename*=UTF-8''{quote(path.name)}"
+            headers["content-disposition"] = f"attachment; filename*=UTF-8''{quote(clean_text(path.name))}"
         return FileResponse(path, media_type=kind or "application/octet-stream", headers=headers)
 
     def feedback_get(request: Request) -> Response:
@@ -153,7 +157,7 @@ def create_app(source: Source, *, token: str) -> Starlette:
         except UnknownRunError:
             return _error(404, f"no run {run!r} in this iteration")
         except InputError as exc:
-            return _error(400, exc.problem)
+            return _error(400, exc.line())
         return JSONResponse({"ok": True, "timestamp": review.timestamp, "status": source.feedback.status})
 
     async def status_post(request: Request) -> Response:
@@ -164,11 +168,11 @@ def create_app(source: Source, *, token: str) -> Starlette:
         try:
             await run_in_threadpool(source.feedback.set_status, str(data.get("status")))
         except InputError as exc:
-            return _error(400, exc.problem)
+            return _error(400, exc.line())
         return JSONResponse({"ok": True, "status": source.feedback.status})
 
     routes = [
-        Route("/", index), Route("/assets/{name}", assets), Route("/api/case/{key}", case),
+        Route("/", index), Route("/assets/{name}", assets), Route("/api/case/{key:path}", case),
         Route("/api/tab/{name}", tab), Route("/api/detail/{ref:path}", detail),
         Route("/api/feedback", feedback_get, methods=["GET"]),
         Route("/api/feedback", feedback_post, methods=["POST"]), Route("/api/status", status_post, methods=["POST"]),

@@ -60,6 +60,11 @@ class Source(Protocol):
         ...
 
 
+def file_url(entry: FileEntry) -> str:
+    """The served address of a file; a name that is not UTF-8 keeps its bytes (the server reads them back)."""
+    return "files/" + quote(entry.ref, errors="surrogateescape")
+
+
 def file_view(entry: FileEntry, *, static: bool) -> dict[str, object]:
     """What a template needs to show one file: highlighted text, an image, or a download link."""
     from .render import highlight
@@ -68,7 +73,7 @@ def file_view(entry: FileEntry, *, static: bool) -> dict[str, object]:
                                "html": None, "problem": None}
     if entry.image_type:
         view["kind"] = "image"
-        view["url"] = entry.data_uri() if static else "files/" + quote(entry.ref)
+        view["url"] = entry.data_uri() if static else file_url(entry)
         return view
     text, problem = entry.text()
     view["problem"] = problem
@@ -76,5 +81,5 @@ def file_view(entry: FileEntry, *, static: bool) -> dict[str, object]:
         view["kind"] = "text"
         view["html"] = highlight(text, filename=entry.path.name)
     elif not static:
-        view["url"] = "files/" + quote(entry.ref)
+        view["url"] = file_url(entry)
     return view

@@ -187,7 +187,9 @@
 
   function feedbackFile() {
     const ts = new Date().toISOString();
-    const ids = fb.runIds || Object.keys(texts);
+    // every run of the iteration, then the reviews of runs it no longer holds (kept, as the server keeps them)
+    const ids = fb.runIds ? fb.runIds.concat(Object.keys(texts).filter((id) => !fb.runIds.includes(id)))
+      : Object.keys(texts);
     return { reviews: ids.map((id) => ({ run_id: id, feedback: texts[id] || "", timestamp: ts })), status: status };
   }
 
