@@ -67,7 +67,7 @@ def cases(tmp_path: Path) -> list[tuple[list, str]]:
                                              "'#/definitions/missing' does not resolve"),
         (["--skills", good, "--tasks", remote], "remote.json: $[0].expectedOutput: invalid JSON Schema: $ref "
                                                 "'https://example.com/s.json' does not resolve (remote references"),
-        (["--skills", input_ref, "--strict-input"],  # without it: a warning on each task (the original never reads it)
+        (["--skills", input_ref],  # broken whatever its draft: refused even without --strict-input
          "input-ref/skill.json: $.inputSchema: invalid JSON Schema: $ref '#/$defs/nope'"),
         (["--skills", missing], "missing-program/skill.json: $.entrypoint: cannot start 'no-such-program-4242': "
                                 "program not found on PATH"),

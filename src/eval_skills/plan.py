@@ -13,6 +13,7 @@ from .errors import InputError, ScorerError
 from .formats._load import validation_error
 from .formats.benchmark import Benchmark, Task
 from .formats.skill import Skill
+from .scoring.schemas import UnresolvedRef
 from .scoring.scorers import (
     DEFAULT_SCORER_TIMEOUT_S,
     Scorer,
@@ -86,8 +87,9 @@ class Plan:
 def _input_problems(skills: list[Skill], tasks: list[Task], timeout_s: float,
                     strict: bool) -> dict[tuple[str, str], str]:
     """Tasks whose inputData does not fit a skill's inputSchema: a warning (or a task error), not a stop.
-    An inputSchema that is not valid JSON Schema (which the original eval-skills never reads) cannot check
-    any input: a warning on each task with inputData, or with ``strict`` an InputError."""
+    An inputSchema that is not valid JSON Schema (which the original eval-skills never reads; written for another
+    draft, say) cannot check any input: a warning on each task with inputData, or with ``strict`` an InputError.
+    One whose ``$ref`` does not resolve is broken whatever its draft: always an InputError."""
     problems: dict[tuple[str, str], str] = {}
     for skill in skills:
         schema = skill.manifest.inputSchema
@@ -96,7 +98,7 @@ def _input_problems(skills: list[Skill], tasks: list[Task], timeout_s: float,
         try:
             validator = schema_validator(schema, timeout=timeout_s)
         except ScorerError as exc:
-            if strict:
+            if strict or isinstance(exc, UnresolvedRef):
                 raise InputError(str(exc), file=str(skill.path), field="$.inputSchema") from None
             problems.update({(skill.id, task.id): f"the skill's inputSchema cannot check inputData: {exc}"
                              for task in tasks if task.inputData is not None})

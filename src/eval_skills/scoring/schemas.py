@@ -19,7 +19,7 @@ from ..errors import ScorerError
 from ..formats._load import json_path
 from .assertions import compile_pattern
 
-__all__ = ["PATTERN_TIMEOUT_S", "schema_problem", "schema_validator"]
+__all__ = ["PATTERN_TIMEOUT_S", "UnresolvedRef", "schema_problem", "schema_validator"]
 
 PATTERN_TIMEOUT_S = 5.0
 
@@ -84,6 +84,10 @@ def _unresolved_ref(validator: Any) -> str | None:
     return None
 
 
+class UnresolvedRef(ScorerError):
+    """A ``$ref`` of a schema does not resolve: the schema is broken whatever draft it was written for."""
+
+
 def schema_validator(schema: Any, *, timeout: float = PATTERN_TIMEOUT_S) -> Any:
     """A validator for ``schema`` (its draft read from ``$schema``); ScorerError if the schema is invalid or a
     ``$ref`` in it does not resolve."""
@@ -103,7 +107,7 @@ def schema_validator(schema: Any, *, timeout: float = PATTERN_TIMEOUT_S) -> Any:
                                           format_checker=cls.FORMAT_CHECKER)
     ref = _unresolved_ref(validator)
     if ref is not None:
-        raise ScorerError(f"invalid JSON Schema: $ref {ref!r} does not resolve (remote references are not fetched)")
+        raise UnresolvedRef(f"invalid JSON Schema: $ref {ref!r} does not resolve (remote references are not fetched)")
     return validator
 
 
