@@ -317,3 +317,37 @@ def test_report_diff_notes_a_skill_compared_across_different_benchmarks(tmp_path
     assert "beta (" not in text
     doc = json.loads(process("report", "diff", "a.json", "b.json", "--json", cwd=tmp_path).stdout)
     assert [(s["benchmarkA"], s["benchmarkB"]) for s in doc["skills"]] == [("b", "web-search-basic"), ("b", "b")]
+
+
+@pytest.mark.parametrize("version", ["1.0[/]", "[blink]1.0"])
+def test_find_and_select_tables_show_markup_as_written(tmp_path: Path, version: str) -> None:
+    """A skill version that looks like rich markup: shown as it is in every table ("[blink]1.0" was shown as
+    "1.0", and "1.0[/]" ended the command with a traceback)."""
+    folder = skill(tmp_path / "skills", "marked")
+    manifest = json.loads((folder / "skill.json").read_text())
+    (folder / "skill.json").write_text(json.dumps({**manifest, "version": version}))
+    found = process("find", "--skills-dir", "skills", cwd=tmp_path)
+    assert found.returncode == 0, found.stderr
+    assert version in found.stdout
+    (tmp_path / "r.json").write_text(json.dumps([{**report("marked", 0.9, 0.8), "skillVersion": version}]))
+    chosen = process("select", "--from", "skills", "--reports", "r.json", cwd=tmp_path)
+    assert chosen.returncode == 0, chosen.stderr
+    assert version in chosen.stdout
+
+
+@pytest.mark.parametrize("args", [["eval", "--min-completion", "nan"], ["run", "--min-completion", "nan"],
+                                  ["find", "--min-completion", "nan"], ["select", "--min-completion", "nan"],
+                                  ["report", "diff", "a.json", "b.json", "--fail-on-regression", "nan"]])
+def test_nan_is_no_threshold(tmp_path: Path, args: list[str]) -> None:
+    """nan passes every range check (every comparison with it is false): a gate that could never fail."""
+    out = process(*args, cwd=tmp_path)
+    one_line_exit_2(out, "is not a finite number")
+
+
+@pytest.mark.parametrize("debug, traceback", [("0", False), ("", False), ("1", True)])
+def test_eval_skills_debug_0_is_off(tmp_path: Path, debug: str, traceback: bool) -> None:
+    (tmp_path / "r.json").write_text("[]")
+    out = process("report", "convert", "--input", "r.json", "--format", "html", cwd=tmp_path,
+                  env={"EVAL_SKILLS_DEBUG": debug})
+    assert ("Traceback" in out.stderr) is traceback, out.stderr
+    assert out.returncode == (1 if traceback else 2)  # the traceback is Python's own exit

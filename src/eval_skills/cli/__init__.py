@@ -92,12 +92,12 @@ class LazyGroup(GlobalsGroup):
             click.echo("terminated", err=True)
             code = EXIT_TERMINATED
         except EvalSkillsError as exc:
-            if os.environ.get("EVAL_SKILLS_DEBUG"):
+            if os.environ.get("EVAL_SKILLS_DEBUG", "") not in ("", "0"):
                 raise
             click.echo(f"error: {terminal_text(exc.line() if isinstance(exc, InputError) else str(exc))}", err=True)
             code = EXIT_USAGE
         except OSError as exc:  # a path the system refuses: too long, a symlink loop, no permission, ...
-            if os.environ.get("EVAL_SKILLS_DEBUG") or exc.filename is None:
+            if os.environ.get("EVAL_SKILLS_DEBUG", "") not in ("", "0") or exc.filename is None:
                 raise
             click.echo(f"error: {exc.filename}: {exc.strerror or exc}", err=True)
             code = EXIT_USAGE

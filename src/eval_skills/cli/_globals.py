@@ -140,9 +140,11 @@ def group(name: str, help_text: str) -> Callable[[Callable[..., Any]], GlobalsGr
 
 
 def make_console() -> Any:
-    """A rich console for tables: the terminal's width, or a wide one when the output is piped."""
+    """A rich console for tables: the terminal's width, or a wide one when the output is piped. Markup is off:
+    what the cells hold (a skill's id or version, a report's text) is shown as written, ``[blink]`` included."""
     import sys
 
     from rich.console import Console
 
-    return Console(highlight=False) if sys.stdout.isatty() else Console(highlight=False, width=200)
+    width = None if sys.stdout.isatty() else 200
+    return Console(highlight=False, markup=False, width=width)

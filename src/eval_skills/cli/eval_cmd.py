@@ -14,7 +14,7 @@ from ..errors import InputError
 from ..reports import FORMATS, normalize_formats
 from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_TERMINATED
 from ._agent_options import judge_options
-from ._options import GreedyCommand, split_words
+from ._options import FiniteFloat, GreedyCommand, split_words
 
 if TYPE_CHECKING:  # pydantic and asyncio are imported when a command runs, not for --help
     from ..config import Config
@@ -133,7 +133,7 @@ def print_summary(console: Any, reports: list[dict[str, Any]]) -> Any:
 @click.option("--output-dir", type=click.Path(path_type=Path), default="./reports", show_default=True,
               help="Folder for the eval-result-<timestamp>.<ext> report files.")
 @click.option("--exit-on-fail", is_flag=True, help="Exit 1 when a skill's completion rate is below --min-completion.")
-@click.option("--min-completion", type=click.FloatRange(0, 1), default=0.7, show_default=True,
+@click.option("--min-completion", type=FiniteFloat(0, 1), default=0.7, show_default=True,
               help="The completion rate --exit-on-fail requires of every skill.")
 @click.option("--dry-run", is_flag=True, help="Validate skills and tasks, print the plan, write nothing.")
 @click.option("--strict-input", is_flag=True,

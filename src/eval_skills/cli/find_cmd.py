@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from ._globals import make_console
-from ._options import GreedyCommand
+from ._options import FiniteFloat, GreedyCommand
 
 log = logging.getLogger("eval_skills.find")
 
@@ -28,7 +28,7 @@ def _completion(found: Any) -> str:
               help="Only skills with ALL these tags (several may follow one flag).")
 @click.option("-a", "--adapter", type=click.Choice(["http", "subprocess", "mcp", "langchain", "custom"]),
               default=None, help="Only skills of this adapter type.")
-@click.option("--min-completion", type=click.FloatRange(0, 1), default=None,
+@click.option("--min-completion", type=FiniteFloat(0, 1), default=None,
               help="Only skills whose latest recorded completion rate is at least this (0 to 1).")
 @click.option("--skills-dir", type=click.Path(path_type=Path), default="./skills", show_default=True,
               help="Folder scanned for skill.json files.")

@@ -194,7 +194,7 @@ def _print_summary(outcome: Any, plan: Any) -> None:
     from ..paired.report import ARM_LABELS, ab_sentence
 
     bench = outcome.benchmark
-    console = Console(stderr=False, width=None if sys.stdout.isatty() else 200, highlight=False)
+    console = Console(stderr=False, width=None if sys.stdout.isatty() else 200, highlight=False, markup=False)
     summary = bench.run_summary
     table = Table(title=f"{plan.skill.name}: iteration {outcome.number}", title_justify="left")
     for column in ("arm", "pass rate", "time (s)", "tokens", "runs", "error runs", "judge errors"):

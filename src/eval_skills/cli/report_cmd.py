@@ -12,6 +12,7 @@ from ..errors import InputError
 from ..reports import EXTENSIONS, load_report_file, normalize_formats, render
 from . import EXIT_GATE_FAILED
 from ._globals import group
+from ._options import FiniteFloat
 
 CONVERT_FORMATS = ("markdown", "html", "csv", "junit", "json")
 
@@ -62,7 +63,7 @@ def convert_command(input_path: Path, fmt: str, output: Path | None, as_json: bo
 @click.option("--label-b", default=None, help="Name of the second report in the output [default: its file name].")
 @click.option("--output", type=click.Path(path_type=Path), default=None,
               help="Write the diff to this file (JSON when it ends in .json, else Markdown) [default: stdout].")
-@click.option("--fail-on-regression", type=click.FloatRange(0, 1), default=None, metavar="X",
+@click.option("--fail-on-regression", type=FiniteFloat(0, 1), default=None, metavar="X",
               help="Exit 1 when a skill's completion rate drops by more than X (0 to 1).")
 @click.option("--json", "as_json", is_flag=True, help="Print the diff as JSON.")
 def diff_command(report_a: Path, report_b: Path, label_a: str | None, label_b: str | None, output: Path | None,

@@ -17,7 +17,7 @@ import click
 from ..errors import InputError
 from . import EXIT_GATE_FAILED
 from ._globals import make_console
-from ._options import GreedyCommand
+from ._options import FiniteFloat, GreedyCommand
 from .eval_cmd import (
     dry_run,
     eval_command,
@@ -47,7 +47,7 @@ SHARED = ("benchmark", "tasks_file", "concurrency", "timeout", "scorer_timeout",
               help="Folder scanned for skill.json files.")
 @click.option("--strategy", "strategy_path", type=click.Path(path_type=Path), default=None,
               help="Selection strategy YAML/JSON (filters, sortBy, order, topK) [default: rank by compositeScore].")
-@click.option("--min-completion", type=click.FloatRange(0, 1), default=0.7, show_default=True,
+@click.option("--min-completion", type=FiniteFloat(0, 1), default=0.7, show_default=True,
               help="Selection filter: minimum completion rate (a strategy file's minCompletionRate wins over "
                    "the default and the config, this flag wins over both).")
 @click.option("--top-k", type=click.IntRange(min=0), default=None,

@@ -11,7 +11,7 @@ import click
 
 from ..errors import InputError
 from ._globals import make_console
-from ._options import GreedyCommand
+from ._options import FiniteFloat, GreedyCommand
 
 log = logging.getLogger("eval_skills.select")
 
@@ -106,7 +106,7 @@ def print_selection(selection: Any) -> None:
               help="Evaluation report JSON file(s); several may follow [default: the newest reports in the store].")
 @click.option("--strategy", "strategy_path", type=click.Path(path_type=Path), default=None,
               help="Strategy YAML/JSON file (filters, sortBy, order, topK) [default: rank by compositeScore].")
-@click.option("--min-completion", type=click.FloatRange(0, 1), default=None,
+@click.option("--min-completion", type=FiniteFloat(0, 1), default=None,
               help="Override the strategy's minCompletionRate filter.")
 @click.option("--top-k", type=click.IntRange(min=0), default=None,
               help="Keep only the best K (0: all) [default: all].")
