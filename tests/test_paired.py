@@ -129,6 +129,8 @@ def test_old_skill_baseline_end_to_end(tmp_path: Path) -> None:
     assert (iteration / "eval-1" / "old_skill" / "run-2" / "outputs" / "response.md").read_text() == V1_ANSWER
     events = lines(run / "transcript.jsonl")
     assert [e["type"] for e in events][-2:] == ["usage", "final"] and any(e["type"] == "skill" for e in events)
+    raw = [json.loads(line) for line in (run / "stdout.txt").read_text().splitlines()]  # kept beside the record
+    assert raw[-1] == {"type": "final", "text": V2_ANSWER} and len(raw) >= len(events) - 1
     timing = json.loads((run / "timing.json").read_text())
     assert timing["total_tokens"] == 15 and timing["token_measurement"] == "measured" and timing["status"] == "ok"
     grading = Grading.model_validate_json((run / "grading.json").read_text())

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
-from ..agents import TokenUsage
+from ..agents import RawOutput, TokenUsage
 from ..errors import InputError
 from ..formats.workspace import TranscriptEvent
 
@@ -125,6 +125,7 @@ class RunOutput:
     skills_invoked: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     exit_code: int | None = None
+    raw_stdout: RawOutput | None = None  # the agent's stdout byte for byte, kept as the run's stdout.txt
 
 
 class Executor(Protocol):

@@ -155,4 +155,4 @@ class LocalExecutor:
                          transcript=result.transcript, files=files, duration_s=result.duration_s,
                          usage=result.usage, started_at=started, finished_at=finished, agent=result.agent,
                          model=result.model, skills_invoked=result.skills_invoked, warnings=result.warnings,
-                         exit_code=result.exit_code)
+                         exit_code=result.exit_code, raw_stdout=result.raw_stdout)

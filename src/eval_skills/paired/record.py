@@ -151,6 +151,8 @@ def write_run(folder: Path, out: RunOutput, *, case_key: str, arm: str, number: 
         sizes[path] = change.size
     lines = [event.model_dump_json() for event in out.transcript]
     (folder / "transcript.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    if out.raw_stdout is not None and out.raw_stdout.size:
+        out.raw_stdout.save(folder / "stdout.txt")  # beside the parsed record, the agent's keys masked
     tool_calls = sum(isinstance(e, ToolCallEvent) for e in out.transcript)
     usage = out.usage
     timing = Timing(total_tokens=usage.total_tokens, duration_ms=round(out.duration_s * 1000),
