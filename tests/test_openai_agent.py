@@ -165,7 +165,7 @@ def test_hostile_paths_are_refused_and_the_loop_goes_on(api: FakeOpenAI, tmp_pat
 
 
 @pytest.mark.parametrize(("replies", "error_text"), [
-    ([Reply(200, raw=b"this is not json")], "the endpoint's reply could not be used"),
+    ([Reply(200, raw=b"this is not json")], "the endpoint's reply could not be read"),
     ([Reply(200, {"id": "x", "object": "chat.completion", "choices": []})], "the endpoint's reply has no message"),
     ([completion(None)], "the endpoint's reply has neither text nor tool calls"),
     ([error(500, "model crashed")] * 5, "the endpoint answered 500"),

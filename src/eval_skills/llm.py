@@ -15,7 +15,7 @@ from typing import Any
 
 from .errors import InputError
 
-__all__ = ["CHECK_TIMEOUT", "check_endpoint", "find_key", "make_client", "redact"]
+__all__ = ["CHECK_TIMEOUT", "check_endpoint", "describe_api_error", "find_key", "make_client", "redact"]
 
 CHECK_TIMEOUT = 5.0  # seconds the reachability check waits
 NO_KEY = "no-key"  # sent to servers that need none (the SDKs refuse an empty key)
@@ -34,6 +34,19 @@ def find_key(variables: tuple[str, ...], env: Mapping[str, str] | None = None) -
 def redact(text: str, key: str | None) -> str:
     """``text`` with every occurrence of ``key`` replaced by ``***`` (keys shorter than 8 characters are left)."""
     return text.replace(key, "***") if key and len(key) >= SECRET_MIN and key in text else text
+
+
+def describe_api_error(exc: BaseException, who: str) -> str:
+    """One line saying why a request to ``who`` ("the judge", "the endpoint") failed: its HTTP status, that it
+    could not be reached, or that its reply could not be read; the SDK's text cut at 300 characters."""
+    status = getattr(exc, "status_code", None)
+    text = " ".join(str(exc).split())
+    text = text if len(text) <= 300 else text[:300] + "..."
+    if status is not None:
+        return f"{who} answered {status}: {text}"
+    if type(exc).__name__ in ("APIConnectionError", "APITimeoutError"):
+        return f"cannot reach {who}: {type(exc).__name__}: {text}"
+    return f"{who}'s reply could not be read: {type(exc).__name__}: {text}"
 
 
 def make_client(provider: str, *, key: str | None, base_url: str | None, timeout: float, max_retries: int,

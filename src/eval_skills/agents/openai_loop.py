@@ -26,7 +26,7 @@ from typing import Any
 from ..errors import InputError
 from ..formats.agentskills import SKILL_MD, SkillDoc, parse_frontmatter, skill_prompt_block
 from ..formats.workspace import FinalEvent, UsageEvent
-from ..llm import check_endpoint, find_key, make_client, redact
+from ..llm import check_endpoint, describe_api_error, find_key, make_client, redact
 from .base import Agent, AgentRequest, Execution
 from .output import RawOutput
 from .parsers.common import Transcript, as_int
@@ -169,13 +169,4 @@ def _usage(usage: Any) -> UsageEvent:
 
 
 def _describe(exc: BaseException) -> str:
-    if isinstance(exc, BadReply):
-        return str(exc)
-    status = getattr(exc, "status_code", None)
-    text = " ".join(str(exc).split())
-    text = text if len(text) <= 300 else text[:300] + "..."
-    if status is not None:
-        return f"the endpoint answered {status}: {text}"
-    if type(exc).__name__ in ("APIConnectionError", "APITimeoutError"):
-        return f"cannot reach the endpoint: {text}"
-    return f"the endpoint's reply could not be used: {type(exc).__name__}: {text}"
+    return str(exc) if isinstance(exc, BadReply) else describe_api_error(exc, "the endpoint")

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from ..formats.untrusted import loads_untrusted
+from ..formats.untrusted import UnusableJSON, loads_untrusted
+from ..procs import excerpt
 from ..registry import Registry
 
 if TYPE_CHECKING:
@@ -158,6 +159,20 @@ class OutputParser(ABC):
         self.problem_count += 1
         if len(self.problems) < MAX_PROBLEMS:
             self.problems.append(problem)
+
+    def json_line(self, line: bytes) -> tuple[bool, Any]:
+        """One stdout line, counted and read as JSON: ``(True, value)``; ``(False, None)`` for a blank line or
+        one that is not usable JSON (noted)."""
+        self.lines += 1
+        line = line.strip()
+        if not line:
+            return False, None
+        try:
+            return True, read_json(line)
+        except ValueError as exc:
+            what = f"is not usable JSON ({exc})" if isinstance(exc, UnusableJSON) else "is not JSON"
+            self.note(f"line {self.lines} {what}: {excerpt(line, 80)}")
+            return False, None
 
     @abstractmethod
     def feed(self, line: bytes) -> None:

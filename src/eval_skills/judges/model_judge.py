@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import InputError, JudgeError
-from ..llm import check_endpoint, find_key, make_client, redact
+from ..llm import check_endpoint, describe_api_error, find_key, make_client, redact
 from .base import Judge, Request, VerdictCache
 from .prompts import load_prompt, render
 
@@ -101,13 +101,4 @@ class ModelJudge(Judge):
 
 
 def _describe(exc: BaseException) -> str:
-    if isinstance(exc, JudgeError):
-        return str(exc)
-    status = getattr(exc, "status_code", None)
-    text = " ".join(str(exc).split())
-    text = text if len(text) <= 300 else text[:300] + "..."
-    if status is not None:
-        return f"the judge answered {status}: {text}"
-    if type(exc).__name__ in ("APIConnectionError", "APITimeoutError"):
-        return f"cannot reach the judge: {type(exc).__name__}: {text}"
-    return f"the judge's reply could not be read: {type(exc).__name__}: {text}"
+    return str(exc) if isinstance(exc, JudgeError) else describe_api_error(exc, "the judge")

@@ -15,11 +15,10 @@ from abc import abstractmethod
 from collections.abc import Iterable
 from typing import Any
 
-from ...formats.untrusted import UnusableJSON
 from ...formats.workspace import MessageEvent, SkillEvent, ToolCallEvent, TranscriptEvent, UsageEvent
 from ...procs import excerpt
 from ..base import TokenUsage
-from ..output import OutputParser, ParseContext, read_json
+from ..output import OutputParser, ParseContext
 
 __all__ = ["READ_OF_SKILL_MD", "JsonLinesParser", "Transcript", "as_cost", "as_int", "obj", "one_line",
            "skill_read", "skill_reads", "text_of"]
@@ -148,17 +147,9 @@ class JsonLinesParser(OutputParser):
         self.objects = 0  # JSON objects handed to event()
 
     def feed(self, line: bytes) -> None:
-        self.lines += 1
-        line = line.strip()
-        if not line:
-            return
-        try:
-            data = read_json(line)
-        except ValueError as exc:
-            what = f"is not usable JSON ({exc})" if isinstance(exc, UnusableJSON) else "is not JSON"
-            self.note(f"line {self.lines} {what}: {excerpt(line, 80)}")
-            return
-        self.dispatch(data if isinstance(data, list) else [data])
+        read, data = self.json_line(line)
+        if read:
+            self.dispatch(data if isinstance(data, list) else [data])
 
     def dispatch(self, items: Iterable[Any]) -> None:
         for data in items:

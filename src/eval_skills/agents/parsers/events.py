@@ -15,11 +15,10 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from ...formats.untrusted import UnusableJSON
 from ...formats.workspace import FinalEvent, ToolCallEvent, TranscriptEvent, UsageEvent
 from ...procs import excerpt
 from ..base import TokenUsage
-from ..output import OutputParser, ParsedOutput, RawOutput, read_json
+from ..output import OutputParser, ParsedOutput, RawOutput
 
 __all__ = ["EventsParser"]
 
@@ -40,16 +39,10 @@ class EventsParser(OutputParser):
         self.response: str | None = None
 
     def feed(self, line: bytes) -> None:
-        self.lines += 1
+        read, data = self.json_line(line)
+        if not read:
+            return
         line = line.strip()
-        if not line:
-            return
-        try:
-            data = read_json(line)
-        except ValueError as exc:
-            what = f"is not usable JSON ({exc})" if isinstance(exc, UnusableJSON) else "is not JSON"
-            self.note(f"line {self.lines} {what}: {excerpt(line, 80)}")
-            return
         try:
             event = _events().validate_python(data)
         except ValidationError as exc:
