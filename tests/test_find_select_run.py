@@ -228,3 +228,15 @@ def test_history_newest_first_with_changes(tmp_path: Path) -> None:
     assert "▲ +0.2500" in table and "0.7500" in table
     missing = run("history", "--skill", "calc", "--store", tmp_path / "none.db")
     assert missing.exit_code == 2 and not (tmp_path / "none.db").exists()
+
+
+def test_select_empty_filter_lists_are_no_filter(tmp_path: Path) -> None:
+    """The original's strategies may hold ``adapterTypes: []`` and ``requiredTags: []``: they filter nothing."""
+    skills, reports = candidates(tmp_path)
+    (tmp_path / "s.json").write_text(json.dumps(
+        {"filters": {"adapterTypes": [], "requiredTags": []}, "sortBy": "compositeScore", "order": "desc", "topK": 0}))
+    out = run("select", "--from", skills, "--reports", reports, "--strategy", tmp_path / "s.json", cwd=tmp_path)
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.stdout)
+    assert sorted(s["skillId"] for s in doc["selected"]) == ["accurate", "fast", "flaky", "untagged"]
+    assert [e["reason"] for e in doc["excluded"]] == ["no evaluation report"]

@@ -200,7 +200,10 @@ def test_the_original_benchmarks_folder_layout_is_found_by_id(tmp_path):
     assert plan["inputMismatches"] == 4
 
 
-def test_the_original_store_in_the_folder_is_refused_in_one_line_before_anything_runs(tmp_path):
+def test_the_original_store_in_the_folder_is_left_alone_and_results_go_beside_it(tmp_path):
+    """The original's ./eval-skills.db (its default name and ours) does not stop a run nobody pointed at it:
+    results go to ./eval-skills-results.db, which history, find and select then read; named by --store (or the
+    config's store) it is refused in one line before anything runs."""
     import sqlite3
 
     store = tmp_path / "eval-skills.db"
@@ -217,15 +220,23 @@ def test_the_original_store_in_the_folder_is_refused_in_one_line_before_anything
             INSERT INTO skills VALUES ('calculator', 'Calculator', '0.1.0', '{}', NULL, NULL);
         """)
     before = store.read_bytes()
+    for flag in (["--store", store], ["-c", tmp_path / "c.yaml"]):
+        (tmp_path / "c.yaml").write_text(f"store: {store}\n")
+        out = cli("eval", "--skills", ORIGINAL / "calculator", "--benchmark", ORIGINAL / "coding-easy.json",
+                  *flag, cwd=tmp_path)
+        assert out.returncode == 2, out.stderr
+        assert out.stderr.count("\n") == 1 and "eval-skills.db" in out.stderr
+        assert "written by the original eval-skills (TypeScript)" in out.stderr and "--store" in out.stderr
+        assert store.read_bytes() == before and not (tmp_path / "reports").exists()
     out = cli("eval", "--skills", ORIGINAL / "calculator", "--benchmark", ORIGINAL / "coding-easy.json",
-              cwd=tmp_path)
-    assert out.returncode == 2
-    assert out.stderr.count("\n") == 1 and "eval-skills.db" in out.stderr
-    assert "written by the original eval-skills (TypeScript)" in out.stderr and "--store" in out.stderr
-    assert store.read_bytes() == before and not (tmp_path / "reports").exists()
-    other = cli("eval", "--skills", ORIGINAL / "calculator", "--benchmark", ORIGINAL / "coding-easy.json",
-                "--store", tmp_path / "new.db", "--format", "json", cwd=tmp_path)
-    assert other.returncode == 0, other.stderr
+              "--format", "json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "eval-skills.db is the original eval-skills' store" in out.stderr
+    assert "stored as evaluation" in out.stdout and "eval-skills-results.db" in out.stdout
+    assert store.read_bytes() == before and (tmp_path / "eval-skills-results.db").is_file()
+    history = cli("history", "--skill", "calculator", "--json", cwd=tmp_path)
+    assert history.returncode == 0, history.stderr
+    assert len(json.loads(history.stdout)) == 1
 
 
 def test_report_convert_and_diff_show_the_numbers_of_the_originals_reports(tmp_path):

@@ -8,6 +8,7 @@ defaults. Unknown keys are refused, so a setting never silently fails to take ef
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -17,9 +18,13 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 from ._atomic import write_atomic
 from .errors import InputError
 from .formats._load import read_json, validate
+from .formats.original_store import is_original_store
 
 PROJECT_CONFIG = "eval-skills.config.yaml"
 PROJECT_CONFIGS = (PROJECT_CONFIG, "eval-skills.config.yml", "eval-skills.config.json")
+DEFAULT_STORE = "./eval-skills.db"
+# where results go when DEFAULT_STORE is the original eval-skills' store (same default name, another schema)
+BESIDE_ORIGINAL_STORE = "./eval-skills-results.db"
 REPORT_FORMATS = ("json", "markdown", "md", "html", "csv", "junit", "xml")
 LLM_KEYS = ("provider", "model", "temperature", "baseUrl")  # the settings under ``llm``
 
@@ -56,7 +61,7 @@ class Config(BaseModel):
     format: list[str] = Field(default_factory=lambda: ["json", "markdown"],
                               validation_alias=AliasChoices("format", "defaultFormats"))
     outputDir: str = "./reports"
-    store: str = "./eval-skills.db"
+    store: str = DEFAULT_STORE
     benchmark: str = "coding-easy"
     benchmarksDir: str = "./benchmarks"
     minCompletion: float = Field(default=0.7, ge=0, le=1)
@@ -148,7 +153,26 @@ def load_config(explicit: Path | None = None, cwd: Path | None = None) -> Config
         data = _read_settings(path)
         validate(Config, data, str(path))  # each file is checked on its own, so errors name the right file
         merged.update(_as_ours(data))
-    return Config.model_validate(merged)
+    config = Config.model_validate(merged)
+    if "store" not in config.model_fields_set and is_original_store(Path(DEFAULT_STORE)):
+        # the original eval-skills wrote ./eval-skills.db: a store nobody chose must not stop every run here
+        config = config.model_copy(update={"store": BESIDE_ORIGINAL_STORE})
+        config.model_fields_set.discard("store")
+    return config
+
+
+_noted: set[str] = set()
+
+
+def default_store(config: Config) -> Path:
+    """The store a command uses when no ``--store`` is given: the config's, saying so (once) when it is the one
+    beside the original eval-skills' store."""
+    if config.store == BESIDE_ORIGINAL_STORE and "store" not in config.model_fields_set and not _noted:
+        _noted.add(config.store)
+        logging.getLogger(__name__).warning(
+            f"note: {DEFAULT_STORE} is the original eval-skills' store (another schema); results are recorded "
+            f"in {BESIDE_ORIGINAL_STORE} (set store in the config file or pass --store to choose)")
+    return Path(config.store)
 
 
 def _as_ours(data: dict[str, Any]) -> dict[str, Any]:

@@ -65,7 +65,7 @@ def _why_not(skill: Skill, metrics: dict[str, float | None], strategy: Strategy)
             return f"no {key} in its report"
         if not ok(value, limit):
             return message.format(v=f"{value:g}", lim=f"{limit:g}")
-    if f.adapterTypes is not None and m.adapterType not in f.adapterTypes:
+    if f.adapterTypes and m.adapterType not in f.adapterTypes:  # an empty list is no filter, as in the original
         return f"adapter type {m.adapterType} not in {', '.join(f.adapterTypes)}"
     missing = [t for t in f.requiredTags or [] if t not in m.tags]
     if missing:

@@ -35,6 +35,10 @@ def resolve_settings(ctx: click.Context, params: dict[str, Any], config: Config)
                "evaluator": "evaluator", "output_dir": "outputDir", "store": "store",
                "min_completion": "minCompletion", "benchmark": "benchmark", "scorer_timeout": "scorerTimeoutMs"}
     out = {flag: params[flag] if _given(ctx, flag) else getattr(config, key) for flag, key in mapping.items()}
+    if not _given(ctx, "store") and not params.get("no_store"):
+        from ..config import default_store
+
+        default_store(config)  # the config's store, with its note when it sits beside the original's store
     # a timeout the user chose (flag or config file) wins over the skill's adapter.config.json timeoutMs
     out["timeout_override"] = out["timeout"] if _given(ctx, "timeout") or "timeoutMs" in config.model_fields_set \
         else None

@@ -43,10 +43,10 @@ def find_command(query: str | None, tags: tuple[str, ...], adapter: str | None, 
     """Search skills. With --query they are ranked by relevance (name counts most, then tags, then the
     description); without, by the completion rate recorded in the store, highest first. Skills never
     evaluated say so. Skill files that cannot be read are reported on stderr and skipped."""
-    from ..config import load_config
+    from ..config import default_store, load_config
     from ..discovery import find_skills, scan_skills
 
-    store_path = store or Path(load_config(config_path).store)
+    store_path = store or default_store(load_config(config_path))
     scan = scan_skills(skills_dir)
     for problem in scan.problems:
         click.echo(f"warning: skipped {problem}", err=True)

@@ -34,10 +34,10 @@ def history_command(skill_id: str, benchmark: str | None, limit: int | None, sto
                     config_path: Path | None, as_json: bool) -> None:
     """A skill's evaluations, newest first: date, benchmark, version, completion rate, P95, composite score,
     and the change from the evaluation before on the same benchmark."""
-    from ..config import load_config
+    from ..config import default_store, load_config
     from ..discovery import history
 
-    store_path = store or Path(load_config(config_path).store)
+    store_path = store or default_store(load_config(config_path))
     rows = history(store_path, skill_id, benchmark, limit)
     if as_json:
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))

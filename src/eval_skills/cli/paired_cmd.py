@@ -71,7 +71,7 @@ def paired_command(ctx: click.Context, **params: Any) -> None:
     failed, or no case has a graded run in both arms), 2 for bad input, 130 when interrupted (every finished run
     is kept: finish with --resume).
     """
-    from ..config import load_config
+    from ..config import default_store, load_config
     from ..formats._load import load_model
     from ..formats.workspace import Feedback
     from ..paired import LocalExecutor, PairedSettings, load_plan, resolve_iteration
@@ -84,7 +84,7 @@ def paired_command(ctx: click.Context, **params: Any) -> None:
     config = load_config(params["config_path"])
     agent = build_agent(params)
     compare = not params["no_compare"]
-    store_path = None if params["no_store"] else params["store"] or Path(config.store)
+    store_path = None if params["no_store"] else params["store"] or default_store(config)
     judge = build_judge(params, config.llm, verdict_cache(params, store_path)) if plan.needs_judge or compare else None
     notes = []
     user_level = agent.user_level_skills([plan.skill.name])

@@ -86,9 +86,9 @@ def routing_command(**params: Any) -> None:
                    "whatever the workspace holds", err=True)
     store_path = None
     if not params["no_store"]:
-        from ..config import load_config
+        from ..config import default_store, load_config
 
-        store_path = params["store"] or Path(load_config().store)
+        store_path = params["store"] or default_store(load_config())
     settings = RunSettings(concurrency=params["concurrency"], timeout_s=params["timeout"],
                            max_turns=params["max_turns"], model=params["model"])
     outcome, signum = _run(plan, agent, settings, workspace, store_path,

@@ -123,7 +123,7 @@ def select_command(source: Path, report_files: tuple[Path, ...], strategy_path: 
     """Filter candidates by completion rate, error rate, P95 latency, adapter type and required tags, rank
     them by compositeScore, completionRate, latency or tokenCost, and keep the top K. Prints the selection as
     JSON: {strategy, selected: [{rank, skillId, ...metrics}], excluded: [{skillId, reason}]}."""
-    from ..config import load_config
+    from ..config import default_store, load_config
     from ..selection import select_skills
     from .report_cmd import write_text
 
@@ -138,7 +138,7 @@ def select_command(source: Path, report_files: tuple[Path, ...], strategy_path: 
         raise InputError("no candidate skills (no skill.json found)" if source.is_dir() else "lists no skill",
                          file=str(source), hint="check --from")
     unfinished: dict[str, str] = {}
-    reports = gather_reports(report_files, store or Path(load_config(config_path).store), [s.id for s in skills],
+    reports = gather_reports(report_files, store or default_store(load_config(config_path)), [s.id for s in skills],
                              unfinished)
     log.info("%d candidates, %d reports", len(skills), len(reports))
     selection = select_skills(skills, reports, strategy)

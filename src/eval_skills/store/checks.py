@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import HarnessError, InputError
+from ..formats.original_store import ORIGINAL_TABLES, has_original_schema
 
 __all__ = ["ORIGINAL_TABLES", "abandoned", "check_store", "one_line", "refuse_foreign"]
 
@@ -40,9 +41,6 @@ def check_store(path: Path | str) -> None:
         db.close()
 
 
-ORIGINAL_TABLES = {"skills", "evaluations", "task_results"}
-
-
 def refuse_foreign(db: sqlite3.Connection, path: Path) -> None:
     """Refuse a SQLite file of another program (tables, but none of our migrations). The original eval-skills
     (TypeScript) defaults to the same ``./eval-skills.db``; its store (tables ``skills``, ``evaluations`` with
@@ -50,7 +48,7 @@ def refuse_foreign(db: sqlite3.Connection, path: Path) -> None:
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if not tables or "_migrations" in tables:
         return
-    if tables >= ORIGINAL_TABLES and "skill_id" in {row[1] for row in db.execute("PRAGMA table_info(evaluations)")}:
+    if has_original_schema(db):
         raise InputError("this results store was written by the original eval-skills (TypeScript) and has "
                          "another schema", file=str(path),
                          hint="pass --store with a new file (e.g. --store ./eval-skills-results.db), "
