@@ -29,7 +29,7 @@ from ..formats.workspace import FinalEvent, UsageEvent
 from ..llm import check_endpoint, find_key, make_client, redact
 from .base import Agent, AgentRequest, Execution
 from .output import RawOutput
-from .parsers.common import Transcript, as_int
+from .parsers.common import Transcript, as_int, is_count
 from .workspace_tools import WorkspaceTools
 
 __all__ = ["SYSTEM_PROMPT", "OpenAIAgent"]
@@ -116,8 +116,8 @@ class OpenAIAgent(Agent):
         for _ in range(max_turns):
             reply = await client.chat.completions.create(model=model, messages=messages, tools=tools.specs(), **extra)
             raw.write(redact(reply.model_dump_json(), key).encode() + b"\n")
-            if reply.usage is not None:
-                t.add_usage(_usage(reply.usage))
+            if reply.usage is not None and (usage := _usage(reply.usage)) is not None:
+                t.add_usage(usage)
             if not reply.choices or reply.choices[0].message is None:
                 raise BadReply("the endpoint's reply has no message")
             message = reply.choices[0].message
@@ -159,11 +159,15 @@ def _skill_doc(folder: Path, name: str, warnings: list[str]) -> SkillDoc:
                     frontmatter=meta, body=body)
 
 
-def _usage(usage: Any) -> UsageEvent:
-    prompt, completion = as_int(usage.prompt_tokens), as_int(usage.completion_tokens)
+def _usage(usage: Any) -> UsageEvent | None:
+    """The reply's usage; None when it holds no token count (a server that sends ``"usage": {}``)."""
+    prompt, completion = getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None)
+    if not (is_count(prompt) or is_count(completion)):
+        return None
+    prompt, completion = as_int(prompt), as_int(completion)
     details = getattr(usage, "prompt_tokens_details", None)
     cached = min(as_int(getattr(details, "cached_tokens", 0) or 0), prompt)
-    total = as_int(usage.total_tokens) or prompt + completion
+    total = as_int(getattr(usage, "total_tokens", None)) or prompt + completion
     return UsageEvent(input_tokens=prompt - cached, output_tokens=completion, cache_read_tokens=cached,
                       total_tokens=total)
 
