@@ -55,7 +55,7 @@ class CodexParser(JsonLinesParser):
             usage = obj(data.get("usage"))
             total_in = usage.get("input_tokens")
             cached, written = usage.get("cached_input_tokens"), usage.get("cache_write_input_tokens")
-            uncached = max(total_in - as_int(cached) - as_int(written), 0) if is_count(total_in) else None
+            uncached = max(as_int(total_in) - as_int(cached) - as_int(written), 0) if is_count(total_in) else None
             event = usage_event(input_tokens=uncached, output_tokens=usage.get("output_tokens"),
                                 cache_read_tokens=cached, cache_write_tokens=written)
             if event is None:
