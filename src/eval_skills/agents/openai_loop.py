@@ -25,7 +25,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..formats.agentskills import SKILL_MD, SkillDoc, parse_frontmatter, skill_prompt_block
-from ..formats.workspace import FinalEvent, UsageEvent
+from ..formats.workspace import FinalEvent, ToolCallEvent, UsageEvent
 from ..llm import check_endpoint, find_key, make_client, redact
 from .base import Agent, AgentRequest, Execution
 from .output import RawOutput
@@ -98,7 +98,7 @@ class OpenAIAgent(Agent):
             async with asyncio.timeout(request.timeout):
                 ex.response = await self._loop(client, model, messages, tools, t, raw, max_turns, key)
             if ex.response is None:
-                ex.error = f"no final response after {max_turns} turns"
+                ex.error = f"no final response after {max_turns} turn{'s' if max_turns != 1 else ''}"
         except TimeoutError:
             ex.timed_out = True
         except Exception as exc:  # the endpoint's failure (after the SDK's retries) is this run's error
@@ -129,16 +129,29 @@ class OpenAIAgent(Agent):
                     return content
                 raise BadReply("the endpoint's reply has neither text nor tool calls")
             t.message(content or "")
+            asked = [_asked(c) for c in calls]
             messages.append({"role": "assistant", "content": content, "tool_calls": [
-                {"id": c.id, "type": "function", "function": {"name": c.function.name,
-                                                                "arguments": c.function.arguments}} for c in calls]})
-            for call in calls:
-                outcome = await asyncio.to_thread(tools.call, call.function.name, call.function.arguments)
-                t.call(call.id, call.function.name, outcome.arguments, result=outcome.text, is_error=outcome.is_error)
+                {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+                for call_id, name, arguments in asked]})
+            for call_id, name, arguments in asked:
+                outcome = await asyncio.to_thread(tools.call, name, arguments)
+                # each call is its own event, even when the model gives two the same id
+                t.events.append(ToolCallEvent(id=call_id, name=name, input=outcome.arguments, result=outcome.text,
+                                              is_error=outcome.is_error))
                 if outcome.skill is not None:
-                    t.skill(outcome.skill, "load_skill", call.id)
-                messages.append({"role": "tool", "tool_call_id": call.id, "content": outcome.text})
+                    t.skill(outcome.skill, "load_skill", call_id)
+                messages.append({"role": "tool", "tool_call_id": call_id, "content": outcome.text})
         return None
+
+
+def _asked(call: Any) -> tuple[Any, str, str | None]:
+    """A tool call's id, name and arguments as the model gave them; a call without a function name (a custom
+    tool, a null name) has the name "" and gets "there is no tool" back, and the loop goes on."""
+    function = getattr(call, "function", None) or getattr(call, "custom", None)
+    name = getattr(function, "name", None)
+    arguments = getattr(function, "arguments", None)
+    return (getattr(call, "id", None), name if isinstance(name, str) else "",
+            arguments if isinstance(arguments, str) else None)
 
 
 class BadReply(Exception):
