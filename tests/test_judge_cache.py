@@ -128,8 +128,10 @@ def test_a_verdict_is_reused_only_when_everything_it_depends_on_is_the_same(tmp_
         assert ask_with(base) == (True, 0.7)
 
 
-def test_model_judge_settings_are_part_of_the_key() -> None:
+def test_model_judge_settings_are_part_of_the_key(monkeypatch) -> None:
     request = ScoreRequest(rubric="r", output="o")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
     keys = {create_judge(name, model=model, base_url=url, temperature=temperature).cache_key(request)
             for name in ("openai", "anthropic") for model in ("m1", "m2")
             for url in (None, "http://127.0.0.1:9/v1") for temperature in (None, 0, 0.7)}
@@ -137,3 +139,15 @@ def test_model_judge_settings_are_part_of_the_key() -> None:
     judge = create_judge("openai", model="m1")
     assert judge.cache_key(request) == create_judge("openai", model="m1").cache_key(request.model_copy())
     assert judge.cache_key(request) != judge.cache_key(request.model_copy(update={"task": "t"}))
+
+
+def test_the_endpoint_the_sdk_reads_from_the_environment_is_part_of_the_key(monkeypatch) -> None:
+    request = ScoreRequest(rubric="r", output="o")
+    for provider in ("openai", "anthropic"):
+        variable = f"{provider.upper()}_BASE_URL"
+        monkeypatch.delenv(variable, raising=False)
+        own = create_judge(provider, model="m").cache_key(request)
+        monkeypatch.setenv(variable, "http://127.0.0.1:8080/v1")
+        local = create_judge(provider, model="m").cache_key(request)
+        assert local != own
+        assert local == create_judge(provider, model="m", base_url="http://127.0.0.1:8080/v1").cache_key(request)
