@@ -310,3 +310,17 @@ def test_one_turn_is_said_in_the_singular(api: FakeOpenAI, workspace: Path) -> N
     result = run(agent_for(api, max_turns=1), AgentRequest("hi", workspace, timeout=30))
     assert result.status == "error" and result.error.startswith("no final response after 1 turn")
     assert "1 turns" not in result.error and len(result.tool_calls) == 1
+
+
+@pytest.mark.parametrize(("usage", "expected"), [
+    ({"total_tokens": 40}, (0, 0, 40)),
+    ({"prompt_tokens": 12, "completion_tokens": None}, (12, 0, 12)),
+    ({"prompt_tokens": -5, "completion_tokens": 3, "total_tokens": -1}, (0, 3, 3)),
+])
+def test_a_usage_with_some_counts_is_measured(api: FakeOpenAI, workspace: Path, usage: dict, expected: tuple) -> None:
+    body = completion("done").body
+    body["usage"] = usage
+    api.script(Reply(200, body))
+    result = run(agent_for(api), AgentRequest("hi", workspace, timeout=30))
+    assert result.usage.measurement == "measured"
+    assert (result.usage.input_tokens, result.usage.output_tokens, result.usage.total_tokens) == expected

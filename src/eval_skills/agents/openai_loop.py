@@ -175,12 +175,13 @@ def _skill_doc(folder: Path, name: str, warnings: list[str]) -> SkillDoc:
 def _usage(usage: Any) -> UsageEvent | None:
     """The reply's usage; None when it holds no token count (a server that sends ``"usage": {}``)."""
     prompt, completion = getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None)
-    if not (is_count(prompt) or is_count(completion)):
+    total = getattr(usage, "total_tokens", None)
+    if not (is_count(prompt) or is_count(completion) or is_count(total)):
         return None
     prompt, completion = as_int(prompt), as_int(completion)
     details = getattr(usage, "prompt_tokens_details", None)
     cached = min(as_int(getattr(details, "cached_tokens", 0) or 0), prompt)
-    total = as_int(getattr(usage, "total_tokens", None)) or prompt + completion
+    total = as_int(total) or prompt + completion
     return UsageEvent(input_tokens=prompt - cached, output_tokens=completion, cache_read_tokens=cached,
                       total_tokens=total)
 
