@@ -440,3 +440,43 @@ def test_every_parser_reads_every_sample_without_failing(name: str, file: str) -
     native = file.split("-")[0]
     if name in ("codex", "opencode") and native not in (name, "openai"):
         assert out.response is None  # nothing of its own format in there
+
+
+NO_NUMBERS = [  # a usage line that reports no number: no measurement (the harness then estimates)
+    ("claude", [{"type": "result", "subtype": "success", "result": "done", "usage": {}}]),
+    ("claude", [{"type": "result", "subtype": "success", "result": "done", "usage": {"input_tokens": "12"}}]),
+    ("claude", [{"type": "assistant", "message": {"id": "m1", "content": [{"type": "text", "text": "hi"}],
+                                                  "usage": {"output_tokens": None}}}]),
+    ("codex", [{"type": "item.completed", "item": {"id": "i1", "type": "agent_message", "text": "ok"}},
+               {"type": "turn.completed", "usage": None}]),
+    ("codex", [{"type": "turn.completed"}, {"type": "turn.completed", "usage": {"input_tokens": -1}}]),
+    ("opencode", [{"type": "step_finish", "part": {"tokens": "lots"}}]),
+    ("opencode", [{"type": "step_finish", "part": {"tokens": {"input": "10", "output": 1.5, "cache": {}}}}]),
+    ("opencode", [{"type": "step_finish", "part": {}}]),
+    ("events", [{"type": "usage"}, {"type": "usage", "total_tokens": None, "cost_usd": None}]),
+]
+
+
+@pytest.mark.parametrize(("name", "stream"), NO_NUMBERS)
+def test_usage_lines_without_numbers_measure_nothing(name: str, stream: list[Any]) -> None:
+    _, out = parse(name, stream)
+    assert out.usage is None
+
+
+@pytest.mark.parametrize(("name", "stream", "usage"), [
+    ("events", [{"type": "usage", "input_tokens": 0, "output_tokens": 0}], (0, 0, 0, 0, 0, None)),
+    ("events", [{"type": "usage"}, {"type": "usage", "cost_usd": 0.5}], (0, 0, 0, 0, 0, 0.5)),
+    ("opencode", [{"type": "step_finish", "part": {"tokens": {"input": 12, "output": "x", "reasoning": 3}}},
+                  {"type": "step_finish", "part": {"tokens": {}}}], (12, 3, 0, 0, 15, None)),
+    ("codex", [{"type": "turn.completed", "usage": {"input_tokens": 100, "cached_input_tokens": 40,
+                                                    "output_tokens": 7}},
+               {"type": "turn.completed", "usage": {}}], (60, 7, 40, 0, 107, None)),
+    ("claude", [{"type": "assistant", "message": {"id": "m1", "content": [{"type": "text", "text": "hi"}],
+                                                  "usage": {"input_tokens": 5, "output_tokens": 2}}},
+                {"type": "result", "subtype": "success", "result": "hi", "usage": {}, "total_cost_usd": 0.25}],
+     (5, 2, 0, 0, 7, 0.25)),
+])
+def test_usage_counts_only_the_numbers_reported(name: str, stream: list[Any], usage: tuple) -> None:
+    """Zeros the agent wrote are measured; a line without numbers does not hide the ones before it."""
+    _, out = parse(name, stream)
+    assert usage_of(out) == usage and out.usage.measurement == "measured"

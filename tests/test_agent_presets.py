@@ -196,6 +196,19 @@ def test_a_setting_in_the_extra_arguments_replaces_the_presets_own(tmp_path: Pat
     ]
 
 
+def test_a_flag_of_the_presets_own_in_the_extra_arguments_is_given_once(tmp_path: Path, workspace: Path) -> None:
+    request = AgentRequest("hi", workspace, timeout=30)
+    for name, extra in (("claude", ["--print", "--verbose"]), ("codex", ["--json", "--skip-git-repo-check"]),
+                        ("opencode", ["--format=json"])):
+        result = run(create_agent(name, env=script(tmp_path), extra_args=extra), request)
+        assert result.status == "ok", result.error
+    assert [entry["argv"] for entry in logged(tmp_path)] == [
+        ["--output-format", "stream-json", "--permission-mode", "acceptEdits", "--print", "--verbose"],
+        ["exec", "--sandbox", "workspace-write", "--json", "--skip-git-repo-check", "-"],
+        ["run", "--format=json"],
+    ]
+
+
 @pytest.mark.parametrize(("name", "template"), [
     ("claude", "claude -p --output-format json --verbose"),
     ("claude", "claude -p --output-format json"),

@@ -113,6 +113,19 @@ def test_skills_subdir_and_install_name(tmp_path: Path, workspace: Path) -> None
     assert result.files == []
 
 
+def test_paths_given_as_text(tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As the README writes them: a SkillSource and a raw stdout's destination given as strings."""
+    make_skill(tmp_path, name="my-skill", folder="my-skill-v1")
+    monkeypatch.chdir(tmp_path)
+    agent = fake_agent({"skill": "my-skill", "skilled_answer": "skilled"})
+    result = run(agent, AgentRequest("go", str(workspace), timeout=20,
+                                     skills=[SkillSource("skills/my-skill-v1", "my-skill"),
+                                             SkillSource("skills/my-skill-v1")]))
+    assert result.response == "skilled" and result.installed_skills == ["my-skill", "my-skill-v1"]
+    result.raw_stdout.save("stdout.txt")
+    assert json.loads((tmp_path / "stdout.txt").read_text().splitlines()[-1]) == {"type": "final", "text": "skilled"}
+
+
 def test_timeout_kills_the_whole_group(tmp_path: Path, workspace: Path) -> None:
     pid_file = tmp_path / "pids"
     agent = fake_agent({"mode": "hang", "spawn_child": True, "pid_file": str(pid_file), "stderr": "starting up"})

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+import sys
 from pathlib import Path
 
 from fakes import fake_judge
@@ -100,3 +101,53 @@ def test_paired_runs_use_the_cache_unless_refused(tmp_path: Path) -> None:
     third = paired(*common, "--no-judge-cache", cwd=tmp_path, script_file=script, judge_log=judge_log)
     assert third.returncode == 0, third.stderr
     assert grades() - asked >= asked  # every run graded anew (at least the distinct ones of the first time)
+
+
+def test_a_verdict_is_reused_only_when_everything_it_depends_on_is_the_same(tmp_path: Path,
+                                                                            monkeypatch) -> None:
+    """The rubric, the output, the input, the reference, the model, the judge's script: change any one and the
+    judge is asked again; the same request to the same judge is answered from the store."""
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / "judge.py"
+    script.write_text('import json, sys\njson.load(sys.stdin)\nprint(json.dumps({"score": 0.2, "reason": "v1"}))\n')
+    base = ScoreRequest(rubric='says "42"', input={"q": 1}, output="42", expected="42")
+    with Store.open(tmp_path / "s.db") as store:
+        def ask_with(request: ScoreRequest, model: str | None = None):
+            judge = create_judge("command", command=f"{sys.executable} judge.py", model=model,
+                                 cache=VerdictStore(store))
+            outcome = ask(judge, request)
+            return outcome.cached, outcome.verdict.score
+
+        assert ask_with(base) == (False, 0.2)
+        assert ask_with(base) == (True, 0.2)
+        for change in ({"rubric": 'says "43"'}, {"output": "43"}, {"input": {"q": 2}}, {"expected": "43"}):
+            assert ask_with(base.model_copy(update=change)) == (False, 0.2), change
+        assert ask_with(base, model="other") == (False, 0.2)
+        script.write_text(script.read_text().replace("0.2", "0.7"))  # the user fixes their judge
+        assert ask_with(base) == (False, 0.7)
+        assert ask_with(base) == (True, 0.7)
+
+
+def test_model_judge_settings_are_part_of_the_key(monkeypatch) -> None:
+    request = ScoreRequest(rubric="r", output="o")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    keys = {create_judge(name, model=model, base_url=url, temperature=temperature).cache_key(request)
+            for name in ("openai", "anthropic") for model in ("m1", "m2")
+            for url in (None, "http://127.0.0.1:9/v1") for temperature in (None, 0, 0.7)}
+    assert len(keys) == 2 * 2 * 2 * 3
+    judge = create_judge("openai", model="m1")
+    assert judge.cache_key(request) == create_judge("openai", model="m1").cache_key(request.model_copy())
+    assert judge.cache_key(request) != judge.cache_key(request.model_copy(update={"task": "t"}))
+
+
+def test_the_endpoint_the_sdk_reads_from_the_environment_is_part_of_the_key(monkeypatch) -> None:
+    request = ScoreRequest(rubric="r", output="o")
+    for provider in ("openai", "anthropic"):
+        variable = f"{provider.upper()}_BASE_URL"
+        monkeypatch.delenv(variable, raising=False)
+        own = create_judge(provider, model="m").cache_key(request)
+        monkeypatch.setenv(variable, "http://127.0.0.1:8080/v1")
+        local = create_judge(provider, model="m").cache_key(request)
+        assert local != own
+        assert local == create_judge(provider, model="m", base_url="http://127.0.0.1:8080/v1").cache_key(request)

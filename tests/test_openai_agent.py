@@ -264,3 +264,63 @@ def test_a_local_server_needs_no_key(workspace: Path, monkeypatch: pytest.Monkey
         result = run(agent, AgentRequest("hi", workspace, timeout=30))
     assert result.status == "ok" and result.response == "local answer"
     assert result.usage.measurement == "estimated"  # the server reported no usage
+
+
+def test_odd_tool_calls_are_tool_errors_and_each_call_is_recorded(api: FakeOpenAI, workspace: Path) -> None:
+    """Two calls under one id, a call without a name or a function, a custom tool call, a file path ending in /:
+    each is one event of its own with its own result, and the loop goes on to the answer."""
+    first = completion(None, [tool_call("read_file", {"path": "notes.txt"}, "same"),
+                              tool_call("list_files", {}, "same"),
+                              tool_call("read_file", {"path": "notes.txt"}, "no-name"),
+                              tool_call("list_files", {}, "no-function"),
+                              tool_call("list_files", {}, "custom"),
+                              tool_call("write_file", {"path": "sub/", "content": "x"}, "slash")]).body
+    odd = first["choices"][0]["message"]["tool_calls"]
+    odd[2]["function"]["name"] = None
+    del odd[3]["function"]
+    odd[4] = {"id": "custom", "type": "custom", "custom": {"name": "shell", "input": "rm -rf /"}}
+    api.script(Reply(200, first), completion("done", usage=None))
+    result = run(agent_for(api), AgentRequest("hi", workspace, timeout=30))
+
+    assert result.status == "ok" and result.response == "done"
+    assert [(c.id, c.name, c.result, c.is_error) for c in result.tool_calls] == [
+        ("same", "read_file", "the total is 42", False),
+        ("same", "list_files", "notes.txt", False),
+        ("no-name", "", "error: there is no tool ''", True),
+        ("no-function", "", "error: there is no tool ''", True),
+        ("custom", "shell", "error: there is no tool 'shell'", True),
+        ("slash", "write_file", "error: 'sub/' is a folder", True)]
+    sent = [m for m in api.chat_requests()[-1]["messages"] if m["role"] == "tool"]
+    assert [m["content"] for m in sent[:2]] == ["the total is 42", "notes.txt"]
+    assert not (workspace / "sub").exists()
+
+
+def test_a_usage_without_counts_is_estimated(api: FakeOpenAI, workspace: Path) -> None:
+    body = completion("done").body
+    body["usage"] = {}
+    api.script(Reply(200, body))
+    result = run(agent_for(api), AgentRequest("a prompt of 24 letters..", workspace, timeout=30))
+    assert result.status == "ok" and result.usage.measurement == "estimated"
+    assert (result.usage.input_tokens, result.usage.output_tokens) == (6, 1)  # 24 and 4 characters
+    assert not [e for e in result.transcript if isinstance(e, UsageEvent)]
+
+
+def test_one_turn_is_said_in_the_singular(api: FakeOpenAI, workspace: Path) -> None:
+    api.script(completion("thinking", [tool_call("list_files", {})]), completion("too late"))
+    result = run(agent_for(api, max_turns=1), AgentRequest("hi", workspace, timeout=30))
+    assert result.status == "error" and result.error.startswith("no final response after 1 turn")
+    assert "1 turns" not in result.error and len(result.tool_calls) == 1
+
+
+@pytest.mark.parametrize(("usage", "expected"), [
+    ({"total_tokens": 40}, (0, 0, 40)),
+    ({"prompt_tokens": 12, "completion_tokens": None}, (12, 0, 12)),
+    ({"prompt_tokens": -5, "completion_tokens": 3, "total_tokens": -1}, (0, 3, 3)),
+])
+def test_a_usage_with_some_counts_is_measured(api: FakeOpenAI, workspace: Path, usage: dict, expected: tuple) -> None:
+    body = completion("done").body
+    body["usage"] = usage
+    api.script(Reply(200, body))
+    result = run(agent_for(api), AgentRequest("hi", workspace, timeout=30))
+    assert result.usage.measurement == "measured"
+    assert (result.usage.input_tokens, result.usage.output_tokens, result.usage.total_tokens) == expected

@@ -2,7 +2,8 @@
 
 The executables ``tests/fakes/claude``, ``tests/fakes/codex`` and ``tests/fakes/opencode`` call :func:`main` with
 their name; tests put ``tests/fakes`` first on ``PATH``. Each checks its command line the way the real CLI
-would (the flags eval-skills passes; a wrong one is exit 2 with a message on stderr), reads the prompt from
+would (the flags eval-skills passes; a wrong one, or a flag Codex is given twice, is exit 2 with a message on
+stderr), reads the prompt from
 stdin, and prints the CLI's own output format (see tests/data/agents/README.md) from a JSON script read from
 the file named by ``FAKE_CLI_CONFIG``, else the text of ``FAKE_CLI_JSON``; every key is optional:
 
@@ -67,6 +68,10 @@ def check_claude(argv: list[str]) -> str:
 
 
 def check_codex(argv: list[str]) -> str:
+    flags = [arg.split("=", 1)[0] for arg in argv if arg.startswith("-") and arg != "-"]
+    for flag in flags:
+        if flags.count(flag) > 1 and flag not in ("-c", "--config"):  # clap refuses a repeated flag
+            fail(f"error: the argument '{flag}' cannot be used multiple times", 2)
     if argv[:1] != ["exec"] or "--json" not in argv:
         fail("this fake only runs `codex exec --json`")
     if "--skip-git-repo-check" not in argv and not Path(".git").exists():

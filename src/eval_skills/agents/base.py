@@ -94,9 +94,11 @@ class TokenUsage:
 
     @classmethod
     def from_events(cls, events: Iterable[UsageEvent]) -> TokenUsage | None:
-        """The sum of the usage events (None when there is none)."""
+        """The sum of the usage events that report a number (None when there is none)."""
         usage: TokenUsage | None = None
         for event in events:
+            if not event.reported:
+                continue
             usage = usage or cls()
             parts = (event.input_tokens, event.output_tokens, event.cache_read_tokens, event.cache_write_tokens)
             usage.input_tokens += parts[0]

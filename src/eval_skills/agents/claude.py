@@ -30,7 +30,9 @@ class ClaudeAgent(CliAgent):
     skills_subdir = ".claude/skills"
 
     def arguments(self, model: str | None, max_turns: int | None, workspace: Path) -> list[str]:
-        args = ["-p", *([] if self.given("--output-format") else ["--output-format", "stream-json"]), "--verbose"]
+        args = [*([] if self.given("-p", "--print") else ["-p"]),
+                *([] if self.given("--output-format") else ["--output-format", "stream-json"]),
+                *([] if self.given("--verbose") else ["--verbose"])]
         if max_turns is not None and not self.given("--max-turns"):
             args += ["--max-turns", str(max_turns)]
         if model and not self.given("--model"):

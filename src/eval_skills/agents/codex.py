@@ -29,7 +29,7 @@ class CodexAgent(CliAgent):
     last_args = ("-",)  # read the prompt from stdin
 
     def arguments(self, model: str | None, max_turns: int | None, workspace: Path) -> list[str]:
-        args = ["exec", "--json", "--skip-git-repo-check"]
+        args = ["exec", *[flag for flag in ("--json", "--skip-git-repo-check") if not self.given(flag)]]
         if not self.given("--sandbox", "-s", "--full-auto", "--dangerously-bypass-approvals-and-sandbox", "--yolo"):
             args += ["--sandbox", "workspace-write"]
         if model and not self.given("--model", "-m"):

@@ -25,11 +25,11 @@ from typing import Any
 
 from ..errors import InputError
 from ..formats.agentskills import SKILL_MD, SkillDoc, parse_frontmatter, skill_prompt_block
-from ..formats.workspace import FinalEvent, UsageEvent
+from ..formats.workspace import FinalEvent, ToolCallEvent, UsageEvent
 from ..llm import check_endpoint, describe_api_error, find_key, make_client, redact
 from .base import Agent, AgentRequest, Execution
 from .output import RawOutput
-from .parsers.common import Transcript, as_int
+from .parsers.common import Transcript, as_int, is_count
 from .workspace_tools import WorkspaceTools
 
 __all__ = ["SYSTEM_PROMPT", "OpenAIAgent"]
@@ -98,7 +98,7 @@ class OpenAIAgent(Agent):
             async with asyncio.timeout(request.timeout):
                 ex.response = await self._loop(client, model, messages, tools, t, raw, max_turns, key)
             if ex.response is None:
-                ex.error = f"no final response after {max_turns} turns"
+                ex.error = f"no final response after {max_turns} turn{'s' if max_turns != 1 else ''}"
         except TimeoutError:
             ex.timed_out = True
         except Exception as exc:  # the endpoint's failure (after the SDK's retries) is this run's error
@@ -116,8 +116,8 @@ class OpenAIAgent(Agent):
         for _ in range(max_turns):
             reply = await client.chat.completions.create(model=model, messages=messages, tools=tools.specs(), **extra)
             raw.write(redact(reply.model_dump_json(), key).encode() + b"\n")
-            if reply.usage is not None:
-                t.add_usage(_usage(reply.usage))
+            if reply.usage is not None and (usage := _usage(reply.usage)) is not None:
+                t.add_usage(usage)
             if not reply.choices or reply.choices[0].message is None:
                 raise BadReply("the endpoint's reply has no message")
             message = reply.choices[0].message
@@ -129,16 +129,29 @@ class OpenAIAgent(Agent):
                     return content
                 raise BadReply("the endpoint's reply has neither text nor tool calls")
             t.message(content or "")
+            asked = [_asked(c) for c in calls]
             messages.append({"role": "assistant", "content": content, "tool_calls": [
-                {"id": c.id, "type": "function", "function": {"name": c.function.name,
-                                                                "arguments": c.function.arguments}} for c in calls]})
-            for call in calls:
-                outcome = await asyncio.to_thread(tools.call, call.function.name, call.function.arguments)
-                t.call(call.id, call.function.name, outcome.arguments, result=outcome.text, is_error=outcome.is_error)
+                {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+                for call_id, name, arguments in asked]})
+            for call_id, name, arguments in asked:
+                outcome = await asyncio.to_thread(tools.call, name, arguments)
+                # each call is its own event, even when the model gives two the same id
+                t.events.append(ToolCallEvent(id=call_id, name=name, input=outcome.arguments, result=outcome.text,
+                                              is_error=outcome.is_error))
                 if outcome.skill is not None:
-                    t.skill(outcome.skill, "load_skill", call.id)
-                messages.append({"role": "tool", "tool_call_id": call.id, "content": outcome.text})
+                    t.skill(outcome.skill, "load_skill", call_id)
+                messages.append({"role": "tool", "tool_call_id": call_id, "content": outcome.text})
         return None
+
+
+def _asked(call: Any) -> tuple[Any, str, str | None]:
+    """A tool call's id, name and arguments as the model gave them; a call without a function name (a custom
+    tool, a null name) has the name "" and gets "there is no tool" back, and the loop goes on."""
+    function = getattr(call, "function", None) or getattr(call, "custom", None)
+    name = getattr(function, "name", None)
+    arguments = getattr(function, "arguments", None)
+    return (getattr(call, "id", None), name if isinstance(name, str) else "",
+            arguments if isinstance(arguments, str) else None)
 
 
 class BadReply(Exception):
@@ -159,11 +172,16 @@ def _skill_doc(folder: Path, name: str, warnings: list[str]) -> SkillDoc:
                     frontmatter=meta, body=body)
 
 
-def _usage(usage: Any) -> UsageEvent:
-    prompt, completion = as_int(usage.prompt_tokens), as_int(usage.completion_tokens)
+def _usage(usage: Any) -> UsageEvent | None:
+    """The reply's usage; None when it holds no token count (a server that sends ``"usage": {}``)."""
+    prompt, completion = getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None)
+    total = getattr(usage, "total_tokens", None)
+    if not (is_count(prompt) or is_count(completion) or is_count(total)):
+        return None
+    prompt, completion = as_int(prompt), as_int(completion)
     details = getattr(usage, "prompt_tokens_details", None)
     cached = min(as_int(getattr(details, "cached_tokens", 0) or 0), prompt)
-    total = as_int(usage.total_tokens) or prompt + completion
+    total = as_int(total) or prompt + completion
     return UsageEvent(input_tokens=prompt - cached, output_tokens=completion, cache_read_tokens=cached,
                       total_tokens=total)
 

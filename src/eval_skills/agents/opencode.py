@@ -29,7 +29,8 @@ class OpenCodeAgent(CliAgent):
     skills_subdir = ".opencode/skills"
 
     def arguments(self, model: str | None, max_turns: int | None, workspace: Path) -> list[str]:
-        return ["run", "--format", "json", *(["--model", model] if model and not self.given("--model", "-m") else [])]
+        args = ["run", *([] if self.given("--format") else ["--format", "json"])]
+        return args + (["--model", model] if model and not self.given("--model", "-m") else [])
 
     def user_skill_dirs(self) -> list[Path]:
         config = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")

@@ -87,8 +87,9 @@ class RawOutput:
     def text(self) -> str:
         return self.read_bytes().decode("utf-8", "replace")
 
-    def save(self, dest: Path) -> None:
+    def save(self, dest: Path | str) -> None:
         """Write it to ``dest``, :attr:`secrets` masked (a spill file holding none is moved there, not copied)."""
+        dest = Path(dest)
         if self.path is None:
             dest.write_bytes(_mask(bytes(self._memory), self.secrets))
             return

@@ -3,8 +3,9 @@ given as ``bin``), the prompt written to its stdin, a fixed command line plus th
 and the output parser of the same name.
 
 Extra arguments come last, and a preset leaves out its own value for a setting the user gives
-(``--permission-mode`` for Claude Code, ``--sandbox`` for Codex, ``--model`` and ``--max-turns``), so the user's
-choice wins and no flag is given twice (Codex refuses a repeated flag).
+(``--permission-mode`` for Claude Code, ``--sandbox`` for Codex, ``--format`` for OpenCode, ``--model`` and
+``--max-turns``) and its own flag when the user repeats it (``--json``, ``--verbose``), so the user's choice wins
+and no flag is given twice (Codex refuses a repeated flag).
 """
 
 from __future__ import annotations

@@ -36,14 +36,16 @@ class SkillSource:
     give another to install, say, an old copy of a skill under the skill's own name)."""
 
     path: Path
-    name: str
+    name: str = ""
+
+    def __post_init__(self) -> None:  # SkillSource("skills/pdf", "pdf"): the path may be given as text
+        object.__setattr__(self, "path", Path(self.path))
+        if not self.name:
+            object.__setattr__(self, "name", self.path.resolve().name)
 
     @classmethod
     def of(cls, value: Path | str | SkillSource) -> SkillSource:
-        if isinstance(value, SkillSource):
-            return value
-        path = Path(value)
-        return cls(path, path.resolve().name)
+        return value if isinstance(value, SkillSource) else cls(Path(value))
 
 
 @dataclass(frozen=True, slots=True)

@@ -144,7 +144,7 @@ class WorkspaceTools:
         if len(content) > WRITE_LIMIT:
             raise Refused(f"content is longer than {WRITE_LIMIT} characters")
         target = self.resolve(path)
-        if target == self.root or target.is_dir():
+        if target == self.root or target.is_dir() or path.endswith(("/", "\\")):
             raise Refused(f"{path!r} is a folder")
         target.parent.mkdir(parents=True, exist_ok=True)
         if not _inside(os.path.realpath(target.parent), self.root):  # a link created in between

@@ -131,6 +131,10 @@ class SkillEvent(_Event):
     tool_call_id: str | None = None
 
 
+_REPORTED = frozenset({"input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
+                       "total_tokens", "cost_usd"})
+
+
 class UsageEvent(_Event):
     """Token usage and cost, as the agent reported them (summed by the reader when several appear)."""
 
@@ -141,6 +145,12 @@ class UsageEvent(_Event):
     cache_write_tokens: Annotated[int, Field(ge=0)] = 0
     total_tokens: Annotated[int, Field(ge=0)] | None = None
     cost_usd: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+
+    @property
+    def reported(self) -> bool:
+        """Whether the agent gave at least one number (a count or the cost): a usage line without any is no
+        measurement, and a run with only such lines gets an estimate."""
+        return any(getattr(self, name) is not None for name in self.model_fields_set & _REPORTED)
 
 
 class FinalEvent(_Event):

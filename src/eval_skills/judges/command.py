@@ -10,8 +10,10 @@ a timeout or more than 16 MiB of output is a failed attempt.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import shlex
+import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ from .base import Judge, Request, VerdictCache
 __all__ = ["CommandJudge"]
 
 MAX_REPLY = 16 << 20
+HASHED = 4 << 20  # bytes of a file the command names, hashed into the cache key
 
 
 class CommandJudge(Judge):
@@ -46,7 +49,9 @@ class CommandJudge(Judge):
         return "external"  # the prompt, if any, belongs to the program
 
     def identity(self) -> dict[str, Any]:
-        return {**super().identity(), "command": self.argv}
+        """The command line, and what the files it names hold: edit the judge's script (its prompt, its rules)
+        and its verdicts are asked again."""
+        return {**super().identity(), "command": self.argv, "files": [_fingerprint(word) for word in self.argv]}
 
     def _env(self, extra: Mapping[str, str]) -> dict[str, str]:
         model = {"EVAL_SKILLS_JUDGE_MODEL": self.model} if self.model else {}
@@ -86,6 +91,21 @@ class CommandJudge(Judge):
             raise JudgeError(f"the judge command {describe_exit(code or 0)}; "
                              + (f"stderr: {tail}" if tail else "stderr was empty"))
         return out.decode("utf-8", "replace")
+
+
+def _fingerprint(word: str) -> str | None:
+    """A hash of the file a word of the command line names (relative to the current folder), for files up to
+    ``HASHED`` bytes; a bigger one (an interpreter) by its size and time; None for a word that names no file."""
+    try:
+        path = Path(word)
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        if info.st_size > HASHED:
+            return f"{info.st_size}:{info.st_mtime_ns}"
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except (OSError, ValueError):
+        return None
 
 
 async def _read(child: Child) -> bytes:

@@ -15,6 +15,7 @@ the judge as it was). Whatever comes back is checked by :func:`~eval_skills.judg
 
 from __future__ import annotations
 
+import os
 from abc import abstractmethod
 from collections.abc import Mapping
 from typing import Any
@@ -55,7 +56,10 @@ class ModelJudge(Judge):
         return load_prompt(kind).version
 
     def identity(self) -> dict[str, Any]:
-        return {**super().identity(), "base_url": self.base_url, "temperature": self.temperature}
+        """Also the endpoint the SDK will call: without ``base_url``, the one its variable names
+        (``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL``), so a local server's verdicts never answer for another's."""
+        endpoint = self.base_url or os.environ.get(f"{self.provider.upper()}_BASE_URL") or None
+        return {**super().identity(), "base_url": endpoint, "temperature": self.temperature}
 
     def key(self) -> tuple[str | None, str | None]:
         """The key and the variable it came from."""

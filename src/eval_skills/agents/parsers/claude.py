@@ -27,7 +27,7 @@ from typing import Any
 
 from ...formats.workspace import SkillEvent, UsageEvent
 from ..output import ParseContext, ParsedOutput, RawOutput, read_json
-from .common import READ_OF_SKILL_MD, JsonLinesParser, as_cost, as_int, obj, one_line, skill_read, text_of
+from .common import READ_OF_SKILL_MD, JsonLinesParser, as_cost, as_int, obj, one_line, skill_read, text_of, usage_event
 
 __all__ = ["ClaudeParser"]
 
@@ -35,11 +35,11 @@ WHOLE_JSON_LIMIT = 64 << 20  # a stdout that is one JSON document is read whole 
 SKILL_TOOL = "Skill tool call"
 
 
-def _usage_event(usage: Any, cost: Any = None) -> UsageEvent:
+def _usage_event(usage: Any, cost: Any = None) -> UsageEvent | None:
     usage = obj(usage)
-    return UsageEvent(input_tokens=as_int(usage.get("input_tokens")), output_tokens=as_int(usage.get("output_tokens")),
-                      cache_read_tokens=as_int(usage.get("cache_read_input_tokens")),
-                      cache_write_tokens=as_int(usage.get("cache_creation_input_tokens")), cost_usd=as_cost(cost))
+    return usage_event(input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"),
+                       cache_read_tokens=usage.get("cache_read_input_tokens"),
+                       cache_write_tokens=usage.get("cache_creation_input_tokens"), cost=cost)
 
 
 class ClaudeParser(JsonLinesParser):
@@ -118,8 +118,8 @@ class ClaudeParser(JsonLinesParser):
         response = result.get("result") if isinstance(result.get("result"), str) else None
         if not (response and response.strip()):
             response = self.t.last_text
-        if isinstance(result.get("usage"), dict):
-            self.t.add_usage(_usage_event(result["usage"], result.get("total_cost_usd")))
+        if (reported := _usage_event(result.get("usage"))) is not None:
+            self.t.add_usage(reported.model_copy(update={"cost_usd": as_cost(result.get("total_cost_usd"))}))
         else:
             self._message_usage(result.get("total_cost_usd"))
         denials = result.get("permission_denials")
@@ -147,8 +147,8 @@ class ClaudeParser(JsonLinesParser):
 
     def _message_usage(self, cost: Any = None) -> None:
         """The usage summed over the API messages (the last usage of each), when the result line gives none."""
-        if self.message_usage:
-            events = [_usage_event(usage) for usage in self.message_usage.values()]
+        events = [event for usage in self.message_usage.values() if (event := _usage_event(usage)) is not None]
+        if events or as_cost(cost) is not None:
             total = UsageEvent(**{key: sum(getattr(e, key) for e in events) for key in
                                   ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")},
                                cost_usd=as_cost(cost))

@@ -29,7 +29,7 @@ from typing import Any
 
 from ...formats.workspace import SkillEvent, UsageEvent
 from ..output import ParseContext, ParsedOutput, RawOutput
-from .common import READ_OF_SKILL_MD, JsonLinesParser, as_int, obj
+from .common import READ_OF_SKILL_MD, JsonLinesParser, as_int, is_count, obj, usage_event
 
 __all__ = ["CodexParser"]
 
@@ -53,11 +53,15 @@ class CodexParser(JsonLinesParser):
             self._item(data["item"], completed=kind == "item.completed")
         elif kind == "turn.completed":
             usage = obj(data.get("usage"))
-            total_in, cached = as_int(usage.get("input_tokens")), as_int(usage.get("cached_input_tokens"))
-            written = as_int(usage.get("cache_write_input_tokens"))
-            self.usage = UsageEvent(input_tokens=max(total_in - cached - written, 0),
-                                    output_tokens=as_int(usage.get("output_tokens")),
-                                    cache_read_tokens=cached, cache_write_tokens=written)
+            total_in = usage.get("input_tokens")
+            cached, written = usage.get("cached_input_tokens"), usage.get("cache_write_input_tokens")
+            uncached = max(as_int(total_in) - as_int(cached) - as_int(written), 0) if is_count(total_in) else None
+            event = usage_event(input_tokens=uncached, output_tokens=usage.get("output_tokens"),
+                                cache_read_tokens=cached, cache_write_tokens=written)
+            if event is None:
+                self.note(f"line {self.lines} (turn.completed) has no token count that can be read")
+            else:
+                self.usage = event
             for message in self.pending:  # it went on after them: they were not fatal
                 self.note(f"codex reported, then went on: {message}")
             self.pending = []

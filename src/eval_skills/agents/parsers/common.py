@@ -20,8 +20,8 @@ from ...procs import excerpt
 from ..base import TokenUsage
 from ..output import OutputParser, ParseContext
 
-__all__ = ["READ_OF_SKILL_MD", "JsonLinesParser", "Transcript", "as_cost", "as_int", "obj", "one_line",
-           "skill_read", "skill_reads", "text_of"]
+__all__ = ["READ_OF_SKILL_MD", "JsonLinesParser", "Transcript", "as_cost", "as_int", "is_count", "obj",
+           "one_line", "skill_read", "skill_reads", "text_of", "usage_event"]
 
 READ_OF_SKILL_MD = "read of SKILL.md"
 _NAME = r"([A-Za-z0-9][A-Za-z0-9._-]*)"
@@ -62,7 +62,21 @@ def obj(value: Any) -> dict[str, Any]:
 
 def as_int(value: Any) -> int:
     """A token count from untrusted JSON: a non-negative int, else 0."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+    return value if is_count(value) else 0
+
+
+def is_count(value: Any) -> bool:
+    """Whether untrusted JSON holds a token count (a non-negative int)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def usage_event(cost: Any = None, **counts: Any) -> UsageEvent | None:
+    """A usage event of the counts (``input_tokens=...``) and cost that untrusted JSON holds readable; None
+    when it holds none: a usage line without numbers measures nothing (the run's usage is then estimated)."""
+    read: dict[str, Any] = {key: value for key, value in counts.items() if is_count(value)}
+    if (cost := as_cost(cost)) is not None:
+        read["cost_usd"] = cost
+    return UsageEvent(**read) if read else None
 
 
 def as_cost(value: Any) -> float | None:

@@ -58,6 +58,8 @@ class EventsParser(OutputParser):
                 return
             self.calls[event.id] = event
         elif isinstance(event, UsageEvent):
+            if not event.reported:
+                self.note(f"line {self.lines} (usage) holds no token count or cost")
             self.usage.append(event)
         elif isinstance(event, FinalEvent):
             self.response = event.text

@@ -19,9 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...formats.workspace import UsageEvent
 from ..output import ParseContext, ParsedOutput, RawOutput
-from .common import READ_OF_SKILL_MD, JsonLinesParser, as_cost, as_int, obj, one_line
+from .common import READ_OF_SKILL_MD, JsonLinesParser, is_count, obj, one_line, usage_event
 
 __all__ = ["OpenCodeParser"]
 
@@ -86,11 +85,14 @@ class OpenCodeParser(JsonLinesParser):
     def _usage(self, part: dict[str, Any]) -> None:
         tokens = obj(part.get("tokens"))
         cache = obj(tokens.get("cache"))
-        self.t.add_usage(UsageEvent(
-            input_tokens=as_int(tokens.get("input")),
-            output_tokens=as_int(tokens.get("output")) + as_int(tokens.get("reasoning")),
-            cache_read_tokens=as_int(cache.get("read")), cache_write_tokens=as_int(cache.get("write")),
-            cost_usd=as_cost(part.get("cost"))))
+        said = [tokens.get(key) for key in ("output", "reasoning") if is_count(tokens.get(key))]
+        event = usage_event(input_tokens=tokens.get("input"), output_tokens=sum(said) if said else None,
+                            cache_read_tokens=cache.get("read"), cache_write_tokens=cache.get("write"),
+                            cost=part.get("cost"))
+        if event is None:
+            self.note(f"line {self.lines} (step_finish) has no token count or cost that can be read")
+        else:
+            self.t.add_usage(event)
 
     def finish(self, raw: RawOutput) -> ParsedOutput:
         error = "opencode reported: " + "; ".join(self.errors) if self.errors else None
