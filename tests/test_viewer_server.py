@@ -196,6 +196,18 @@ def test_names_and_text_that_are_not_utf8_are_shown_and_served(tmp_path):
         assert download.headers["content-disposition"] == "attachment; filename*=UTF-8''blob-%EF%BF%BD.bin"
 
 
+def test_names_holding_bidi_overrides_or_controls_are_shown_escaped(tmp_path):
+    made = make_workspace(tmp_path / "ws", cases=1, runs=1, iterations=1, routing=False)
+    outputs = made.iteration / "eval-1" / "with_skill" / "run-1" / "outputs"
+    (outputs / "rtl\u202egnp.exe").write_text("not a picture")
+    (made.iteration / "eval-1" / "inputs" / "bell\x07\u2066.txt").write_text("fixture")
+    with served(open_workspace_source(made.root)) as url, httpx.Client(base_url=url) as client:
+        html = client.get("/api/case/1").json()["html"]
+        html += client.get("/api/detail/run-files/1/with_skill/1").json()["html"]
+    assert "<code>rtl\\u202egnp.exe</code>" in html and "<code>bell\\x07\\u2066.txt</code>" in html
+    assert "\u202e" not in html and "\x07" not in html and "\u2066" not in html
+
+
 def test_injected_markup_is_escaped_in_every_fragment(tmp_path):
     made = make_workspace(tmp_path / "ws", cases=2, runs=1, iterations=1, hostile=True)
     with served(open_workspace_source(made.root)) as url, httpx.Client(base_url=url) as client:
