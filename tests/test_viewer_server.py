@@ -444,3 +444,27 @@ def test_an_interrupted_iteration(tmp_path):
                            json={"run_id": "eval-1-without_skill-run-3", "feedback": "x"}).status_code == 404
     saved = json.loads((it / "feedback.json").read_text())
     assert {r["run_id"]: r["feedback"] for r in saved["reviews"]}["eval-1-without_skill-run-2"] == "no grade yet"
+
+
+@pytest.mark.parametrize("with_benchmark", [True, False])
+def test_a_case_whose_every_run_errored_has_its_row_in_the_grid(tmp_path, with_benchmark):
+    made = make_workspace(tmp_path / "ws", cases=2, runs=2, iterations=1, routing=False)
+    bench = json.loads((made.iteration / "benchmark.json").read_text())
+    for entry in bench["runs"]:
+        if str(entry["eval_id"]) == "2":
+            entry["expectations"], entry["result"] = [], {"pass_rate": None, "errors": 1}
+            run = made.iteration / "eval-2" / entry["configuration"] / f"run-{entry['run_number']}"
+            (run / "grading.json").write_text(json.dumps({
+                "expectations": [], "summary": {"passed": 0, "failed": 0, "total": 0, "pass_rate": None},
+                "error": f"agent exited with status 7 in {entry['configuration']} run {entry['run_number']}"}))
+    if with_benchmark:
+        (made.iteration / "benchmark.json").write_text(json.dumps(bench))
+    else:
+        (made.iteration / "benchmark.json").unlink()
+    with served(open_workspace_source(made.root)) as url, httpx.Client(base_url=url) as client:
+        bench_html = client.get("/api/tab/benchmark").json()["html"]
+    grid = bench_html[bench_html.index('id="assertion-grid"'):]
+    rows = [row for row in grid.split("<tr")[3:] if 'class="case-key">2<' in row]
+    assert len(rows) == 1 and "(no assertion graded)" in rows[0]
+    assert rows[0].count(">E<") == 4
+    assert "with skill run 2: error run: agent exited with status 7 in with_skill run 2" in rows[0]
