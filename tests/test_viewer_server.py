@@ -468,3 +468,23 @@ def test_a_case_whose_every_run_errored_has_its_row_in_the_grid(tmp_path, with_b
     assert len(rows) == 1 and "(no assertion graded)" in rows[0]
     assert rows[0].count(">E<") == 4
     assert "with skill run 2: error run: agent exited with status 7 in with_skill run 2" in rows[0]
+
+
+def test_reports_of_different_benchmarks_are_compared_with_a_warning(tmp_path):
+    from review_data import report_for, task_results
+
+    from eval_skills.viewer import from_report_files
+
+    paths = []
+    for name, benchmark, version in (("a", "support", "1.0.0"), ("b", "support", "2.0.0"), ("c", "support", "1.0.0")):
+        report = report_for("alpha", "1.0.0", task_results("alpha", 2, 1, True), benchmark)
+        report["benchmarkVersion"] = version
+        paths.append(tmp_path / f"{name}.json")
+        paths[-1].write_text(json.dumps([report]))
+    warning = "These columns ran different benchmarks: support 1.0.0 (a · alpha 1.0.0, c · alpha 1.0.0); " \
+              "support 2.0.0 (b · alpha 1.0.0)."
+    with served(from_report_files(paths)) as url, httpx.Client(base_url=url) as client:
+        assert warning in client.get("/api/tab/benchmark").json()["html"]
+        assert warning in client.get("/api/case/task-0").json()["html"]
+    with served(from_report_files([paths[0], paths[2]])) as url, httpx.Client(base_url=url) as client:
+        assert "different benchmarks" not in client.get("/api/tab/benchmark").json()["html"]
