@@ -186,7 +186,7 @@
   }
 
   function feedbackFile() {
-    const ts = new Date().toISOString();
+    const ts = new Date().toISOString().replace(/\.\d+Z$/, "Z"); // as the server writes it: whole seconds
     const before = fb.reviews || {};
     // every run of the iteration, then the reviews of runs it no longer holds (kept, as the server keeps them)
     const ids = fb.runIds ? fb.runIds.concat(Object.keys(before).concat(Object.keys(texts))
