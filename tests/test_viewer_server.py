@@ -199,11 +199,15 @@ def test_names_and_text_that_are_not_utf8_are_shown_and_served(tmp_path):
 def test_names_holding_bidi_overrides_or_controls_are_shown_escaped(tmp_path):
     made = make_workspace(tmp_path / "ws", cases=1, runs=1, iterations=1, routing=False)
     outputs = made.iteration / "eval-1" / "with_skill" / "run-1" / "outputs"
-    (outputs / "rtl\u202egnp.exe").write_text("not a picture")
+    (outputs / "rtl\u202egnp.exe").write_bytes(b"MZ\0\0 not a picture")
     (made.iteration / "eval-1" / "inputs" / "bell\x07\u2066.txt").write_text("fixture")
     with served(open_workspace_source(made.root)) as url, httpx.Client(base_url=url) as client:
         html = client.get("/api/case/1").json()["html"]
         html += client.get("/api/detail/run-files/1/with_skill/1").json()["html"]
+        link = "files/iteration-1/eval-1/with_skill/run-1/outputs/rtl%E2%80%AEgnp.exe"
+        assert f'href="{link}"' in html
+        download = client.get("/" + link)  # saved under the name shown, never as rtlexe.png
+        assert download.headers["content-disposition"] == "attachment; filename*=UTF-8''rtl%5Cu202egnp.exe"
     assert "<code>rtl\\u202egnp.exe</code>" in html and "<code>bell\\x07\\u2066.txt</code>" in html
     assert "\u202e" not in html and "\x07" not in html and "\u2066" not in html
 
