@@ -210,6 +210,13 @@ def test_names_holding_bidi_overrides_or_controls_are_shown_escaped(tmp_path):
         assert download.headers["content-disposition"] == "attachment; filename*=UTF-8''rtl%5Cu202egnp.exe"
     assert "<code>rtl\\u202egnp.exe</code>" in html and "<code>bell\\x07\\u2066.txt</code>" in html
     assert "\u202e" not in html and "\x07" not in html and "\u2066" not in html
+    (made.iteration / "eval-1").rename(made.iteration / "eval-r\u202eab")  # a case id is a folder name
+    with served(open_workspace_source(made.root)) as url, httpx.Client(base_url=url) as client:
+        shown = client.get("/").text + client.get("/api/tab/benchmark").json()["html"]
+        shown += client.get("/api/case/" + quote("r\u202eab", safe="")).json()["html"]
+    # only attributes and the page's data (never shown) keep the name as it is
+    shown = re.sub(r'data-[a-z]+="[^"]*"|<script type="application/json".*?</script>', "", shown, flags=re.S)
+    assert "\u202e" not in shown and shown.count("r\\u202eab") >= 5
 
 
 def test_injected_markup_is_escaped_in_every_fragment(tmp_path):

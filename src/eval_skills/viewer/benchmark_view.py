@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from ..formats.workspace import ArmSummary, BenchmarkRun, Grading, RunResult, Timing
 from .paired_view import Comparisons, arm_label, mean_pass_rates, run_error
-from .render import fixed, number, pct, points
+from .render import fixed, number, pct, points, visible
 from .workspace import CaseRef, arm_order, case_sort_key
 
 if TYPE_CHECKING:
@@ -95,7 +95,7 @@ def bar_chart(labels: list[str], series: list[str], rates: dict[str, dict[str, f
     """The geometry of a horizontal bar chart: one group of bars per label, one bar per series, rates 0-1."""
     label_w, bar_w, bar_h, gap = 170, 420, 11, 9
     bars, texts, y = [], [], 6
-    for label in labels:
+    for label in map(visible, labels):  # a case id is a folder name: its control characters are shown escaped
         top = y
         for index, name in enumerate(series):
             rate = rates.get(label, {}).get(name)
