@@ -497,5 +497,13 @@ def test_reports_of_different_benchmarks_are_compared_with_a_warning(tmp_path):
     with served(from_report_files(paths)) as url, httpx.Client(base_url=url) as client:
         assert warning in client.get("/api/tab/benchmark").json()["html"]
         assert warning in client.get("/api/case/task-0").json()["html"]
-    with served(from_report_files([paths[0], paths[2]])) as url, httpx.Client(base_url=url) as client:
+    unversioned = json.loads(paths[1].read_text())
+    del unversioned[0]["benchmarkVersion"]  # as the original eval-skills writes it: any version of its id
+    paths[1].write_text(json.dumps(unversioned))
+    with served(from_report_files([paths[0], paths[1], paths[2]])) as url, httpx.Client(base_url=url) as client:
         assert "different benchmarks" not in client.get("/api/tab/benchmark").json()["html"]
+    unversioned[0]["benchmarkId"] = "billing"
+    paths[1].write_text(json.dumps(unversioned))
+    with served(from_report_files([paths[0], paths[1]])) as url, httpx.Client(base_url=url) as client:
+        assert "different benchmarks: support 1.0.0 (a · alpha 1.0.0); billing (b · alpha 1.0.0)." in \
+            client.get("/api/tab/benchmark").json()["html"]

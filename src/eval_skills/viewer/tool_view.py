@@ -80,17 +80,18 @@ def _builtin_benchmark(reports: list[dict[str, Any]]) -> Benchmark | None:
 
 def _mixed_benchmarks(columns: list[Column]) -> list[str]:
     """A warning when the columns ran different benchmarks (another id, or another version of one): their
-    tasks and figures are not comparable, even where task ids match."""
-    ran: dict[str, list[str]] = {}
+    tasks and figures are not comparable, even where task ids match. A report that names no version (the
+    original eval-skills writes none) is taken to have run any version of its id."""
+    ran: dict[tuple[str, str | None], list[str]] = {}
     for column in columns:
-        report = column.report
-        if report.get("benchmarkId") is None:
-            continue
-        name = " ".join(str(p) for p in (report.get("benchmarkId"), report.get("benchmarkVersion")) if p is not None)
-        ran.setdefault(name, []).append(column.label)
-    if len(ran) < 2:
+        benchmark_id, version = column.report.get("benchmarkId"), column.report.get("benchmarkVersion")
+        if benchmark_id is not None:
+            ran.setdefault((str(benchmark_id), None if version is None else str(version)), []).append(column.label)
+    ids = {benchmark_id for benchmark_id, _ in ran}
+    versions = {(benchmark_id, version) for benchmark_id, version in ran if version is not None}
+    if len(ids) < 2 and len(versions) < 2:
         return []
-    which = "; ".join(f"{name} ({', '.join(labels)})" for name, labels in ran.items())
+    which = "; ".join(f"{' '.join(p for p in key if p)} ({', '.join(labels)})" for key, labels in ran.items())
     return [f"These columns ran different benchmarks: {which}. Their tasks and figures are not comparable, "
             "even where task ids match."]
 
