@@ -122,8 +122,10 @@ def _error_reasons(src: WorkspaceSource, cases: list[CaseRef], runs: list[Benchm
         key = (str(run.eval_id), run.configuration, run.run_number)
         if _graded(run) and _error_run(run) and key in paths:
             grading, _ = src.read.model(paths[key] / "grading.json", Grading)
-            timing, _ = src.read.model(paths[key] / "timing.json", Timing)
-            reason = run_error(grading, timing)
+            reason = run_error(grading, None)
+            if not reason:
+                timing, _ = src.read.model(paths[key] / "timing.json", Timing)
+                reason = run_error(None, timing)
             if reason:
                 reasons[key] = reason if len(reason) <= EVIDENCE_LIMIT else reason[:EVIDENCE_LIMIT] + "…"
     return reasons
