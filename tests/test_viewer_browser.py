@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -323,7 +324,8 @@ def test_static_page_works_offline_and_downloads_feedback(browser, tmp_path, wor
     hostile = make_workspace(tmp_path / "ws", cases=2, runs=1, iterations=1, hostile=True)
     feedback = hostile.iteration / "feedback.json"
     earlier = json.loads(feedback.read_text())
-    earlier["reviews"].append({"run_id": "eval-gone-with_skill-run-1", "feedback": "kept", "timestamp": None})
+    earlier["reviews"].append({"run_id": "eval-gone-with_skill-run-1", "feedback": "kept",
+                               "timestamp": "2026-01-02T03:04:05+00:00", "reviewer": "ana"})
     feedback.write_text(json.dumps(earlier))
     out = write_static(open_workspace_source(hostile.root), tmp_path / "review.html")
     context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
@@ -354,7 +356,11 @@ def test_static_page_works_offline_and_downloads_feedback(browser, tmp_path, wor
     assert download.value.suggested_filename == "feedback.json"
     assert {r["run_id"]: r["feedback"] for r in saved["reviews"]}[run] == "Offline review."
     assert [r["run_id"] for r in saved["reviews"]][-1] == "eval-gone-with_skill-run-1"  # a review of a run gone
-    assert saved["reviews"][-1]["feedback"] == "kept"
+    assert saved["reviews"][-1] == earlier["reviews"][-1]  # untouched: its time and every field kept
+    stamps = {r["run_id"]: r["timestamp"] for r in saved["reviews"]}
+    before = {r["run_id"]: r.get("timestamp") for r in earlier["reviews"]}
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", stamps[run])  # stamped when downloaded, as served
+    assert {k: v for k, v in stamps.items() if k != run} == {k: before.get(k) for k in stamps if k != run}
     assert sorted(r["run_id"] for r in saved["reviews"][:-1]) == sorted(hostile.run_ids)
     assert saved["status"] == "in_progress"
     with page.expect_download() as download:

@@ -174,3 +174,26 @@ def test_feedback_outlives_the_server(tmp_path):
         assert config["token"] != token
         assert config["feedback"]["texts"] == {run_id: "Misses the deadline."}
         assert config["feedback"]["status"] == "complete"
+
+
+def test_a_store_of_paired_or_routing_runs_only_points_at_their_workspace(tmp_path):
+    from eval_skills.store.paired import PairedStore
+    from eval_skills.store.routing import begin_routing, finish_routing
+    from eval_skills.store.sqlite import Store
+
+    empty = tmp_path / "empty.db"
+    Store.open(empty).close()
+    one_line_error(run(empty), "holds no evaluations yet")  # neither kind: as before
+    routed = tmp_path / "routed.db"
+    with Store.open(routed) as store:
+        test = begin_routing(store, skill_name="s", agent=None, model=None, config={}, tool_version=None)
+        finish_routing(store, test, status="finished", metrics=None,
+                       results_path=str(tmp_path / "my skill-workspace" / "routing-2" / "routing_results.json"))
+    one_line_error(run(routed), "only paired or routing runs",
+                   f"eval-skills view '{tmp_path / 'my skill-workspace'}'")
+    paired = tmp_path / "paired.db"
+    with Store.open(paired) as store:
+        PairedStore(store).begin_iteration(workspace=str(tmp_path / "ws"), iteration=1, skill_name="s", config={},
+                                           tool_version=None)
+    one_line_error(run(paired, "--evaluation", "latest"), "only paired or routing runs",
+                   f"eval-skills view {tmp_path / 'ws'}")

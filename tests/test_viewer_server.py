@@ -196,6 +196,29 @@ def test_names_and_text_that_are_not_utf8_are_shown_and_served(tmp_path):
         assert download.headers["content-disposition"] == "attachment; filename*=UTF-8''blob-%EF%BF%BD.bin"
 
 
+def test_names_holding_bidi_overrides_or_controls_are_shown_escaped(tmp_path):
+    made = make_workspace(tmp_path / "ws", cases=1, runs=1, iterations=1, routing=False)
+    outputs = made.iteration / "eval-1" / "with_skill" / "run-1" / "outputs"
+    (outputs / "rtl\u202egnp.exe").write_bytes(b"MZ\0\0 not a picture")
+    (made.iteration / "eval-1" / "inputs" / "bell\x07\u2066.txt").write_text("fixture")
+    with served(open_workspace_source(made.root)) as url, httpx.Client(base_url=url) as client:
+        html = client.get("/api/case/1").json()["html"]
+        html += client.get("/api/detail/run-files/1/with_skill/1").json()["html"]
+        link = "files/iteration-1/eval-1/with_skill/run-1/outputs/rtl%E2%80%AEgnp.exe"
+        assert f'href="{link}"' in html
+        download = client.get("/" + link)  # saved under the name shown, never as rtlexe.png
+        assert download.headers["content-disposition"] == "attachment; filename*=UTF-8''rtl%5Cu202egnp.exe"
+    assert "<code>rtl\\u202egnp.exe</code>" in html and "<code>bell\\x07\\u2066.txt</code>" in html
+    assert "\u202e" not in html and "\x07" not in html and "\u2066" not in html
+    (made.iteration / "eval-1").rename(made.iteration / "eval-r\u202eab")  # a case id is a folder name
+    with served(open_workspace_source(made.root)) as url, httpx.Client(base_url=url) as client:
+        shown = client.get("/").text + client.get("/api/tab/benchmark").json()["html"]
+        shown += client.get("/api/case/" + quote("r\u202eab", safe="")).json()["html"]
+    # only attributes and the page's data (never shown) keep the name as it is
+    shown = re.sub(r'data-[a-z]+="[^"]*"|<script type="application/json".*?</script>', "", shown, flags=re.S)
+    assert "\u202e" not in shown and shown.count("r\\u202eab") >= 5
+
+
 def test_injected_markup_is_escaped_in_every_fragment(tmp_path):
     made = make_workspace(tmp_path / "ws", cases=2, runs=1, iterations=1, hostile=True)
     with served(open_workspace_source(made.root)) as url, httpx.Client(base_url=url) as client:
@@ -432,3 +455,55 @@ def test_an_interrupted_iteration(tmp_path):
                            json={"run_id": "eval-1-without_skill-run-3", "feedback": "x"}).status_code == 404
     saved = json.loads((it / "feedback.json").read_text())
     assert {r["run_id"]: r["feedback"] for r in saved["reviews"]}["eval-1-without_skill-run-2"] == "no grade yet"
+
+
+@pytest.mark.parametrize("with_benchmark", [True, False])
+def test_a_case_whose_every_run_errored_has_its_row_in_the_grid(tmp_path, with_benchmark):
+    made = make_workspace(tmp_path / "ws", cases=2, runs=2, iterations=1, routing=False)
+    bench = json.loads((made.iteration / "benchmark.json").read_text())
+    for entry in bench["runs"]:
+        if str(entry["eval_id"]) == "2":
+            entry["expectations"], entry["result"] = [], {"pass_rate": None, "errors": 1}
+            run = made.iteration / "eval-2" / entry["configuration"] / f"run-{entry['run_number']}"
+            (run / "grading.json").write_text(json.dumps({
+                "expectations": [], "summary": {"passed": 0, "failed": 0, "total": 0, "pass_rate": None},
+                "error": f"agent exited with status 7 in {entry['configuration']} run {entry['run_number']}"}))
+    if with_benchmark:
+        (made.iteration / "benchmark.json").write_text(json.dumps(bench))
+    else:
+        (made.iteration / "benchmark.json").unlink()
+    with served(open_workspace_source(made.root)) as url, httpx.Client(base_url=url) as client:
+        bench_html = client.get("/api/tab/benchmark").json()["html"]
+    grid = bench_html[bench_html.index('id="assertion-grid"'):]
+    rows = [row for row in grid.split("<tr")[3:] if 'class="case-key">2<' in row]
+    assert len(rows) == 1 and "(no assertion graded)" in rows[0]
+    assert rows[0].count(">E<") == 4
+    assert "with skill run 2: error run: agent exited with status 7 in with_skill run 2" in rows[0]
+
+
+def test_reports_of_different_benchmarks_are_compared_with_a_warning(tmp_path):
+    from review_data import report_for, task_results
+
+    from eval_skills.viewer import from_report_files
+
+    paths = []
+    for name, benchmark, version in (("a", "support", "1.0.0"), ("b", "support", "2.0.0"), ("c", "support", "1.0.0")):
+        report = report_for("alpha", "1.0.0", task_results("alpha", 2, 1, True), benchmark)
+        report["benchmarkVersion"] = version
+        paths.append(tmp_path / f"{name}.json")
+        paths[-1].write_text(json.dumps([report]))
+    warning = "These columns ran different benchmarks: support 1.0.0 (a · alpha 1.0.0, c · alpha 1.0.0); " \
+              "support 2.0.0 (b · alpha 1.0.0)."
+    with served(from_report_files(paths)) as url, httpx.Client(base_url=url) as client:
+        assert warning in client.get("/api/tab/benchmark").json()["html"]
+        assert warning in client.get("/api/case/task-0").json()["html"]
+    unversioned = json.loads(paths[1].read_text())
+    del unversioned[0]["benchmarkVersion"]  # as the original eval-skills writes it: any version of its id
+    paths[1].write_text(json.dumps(unversioned))
+    with served(from_report_files([paths[0], paths[1], paths[2]])) as url, httpx.Client(base_url=url) as client:
+        assert "different benchmarks" not in client.get("/api/tab/benchmark").json()["html"]
+    unversioned[0]["benchmarkId"] = "billing"
+    paths[1].write_text(json.dumps(unversioned))
+    with served(from_report_files([paths[0], paths[1]])) as url, httpx.Client(base_url=url) as client:
+        assert "different benchmarks: support 1.0.0 (a · alpha 1.0.0); billing (b · alpha 1.0.0)." in \
+            client.get("/api/tab/benchmark").json()["html"]

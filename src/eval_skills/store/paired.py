@@ -109,6 +109,13 @@ class PairedStore:
         return {"id": row[0], "skill_name": row[1], "started_at": row[2], "finished_at": row[3], "status": row[4],
                 "config": json.loads(row[5]), "summary": json.loads(row[6]) if row[6] else None}
 
+    def latest_workspace(self) -> str | None:
+        """The workspace folder of the newest paired iteration (None when there is none)."""
+        with self.store._read("reading paired iterations") as db:
+            row = db.execute("SELECT workspace FROM paired_iterations ORDER BY started_at DESC, rowid DESC LIMIT 1"
+                             ).fetchone()
+        return None if row is None else str(row[0])
+
     def runs(self, iteration_id: str) -> list[dict[str, Any]]:
         columns = (*_RUN_COLUMNS, "passed", "failed", "total", "ungraded", "pass_rate")
         with self.store._read("reading paired runs") as db:

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from ..formats.workspace import ArmSummary, BenchmarkRun, Grading, RunResult, Timing
-from .paired_view import Comparisons, arm_label, mean_pass_rates
-from .render import fixed, number, pct, points
+from .paired_view import Comparisons, arm_label, mean_pass_rates, run_error
+from .render import fixed, number, pct, points, visible
 from .workspace import CaseRef, arm_order, case_sort_key
 
 if TYPE_CHECKING:
@@ -26,6 +26,8 @@ __all__ = ["benchmark_context", "bar_chart", "runs_from_folders"]
 KIND_LABELS = {"always_pass": "passes in every run of both arms", "always_fail": "fails in every run of both arms",
                "only_without_skill": "passes only without the skill", "flaky": "passes in some runs, fails in others"}
 EVIDENCE_LIMIT = 300
+NO_ASSERTION = "(no assertion graded)"
+RunKey = tuple[str, str, int]  # case, arm, run number
 
 
 def runs_from_folders(src: WorkspaceSource, cases: list[CaseRef]) -> list[BenchmarkRun]:
@@ -40,8 +42,7 @@ def runs_from_folders(src: WorkspaceSource, cases: list[CaseRef]) -> list[Benchm
             result = RunResult(time_seconds=timing.total_duration_seconds if timing else None,
                                tokens=timing.total_tokens if timing else None)
             extra: dict[str, Any] = {}
-            failed = timing is not None and (timing.model_extra or {}).get("error")
-            if (grading is not None and grading.error) or failed:
+            if run_error(grading, timing):
                 result.errors = 1
             elif grading is None:
                 extra["graded"] = False
@@ -94,7 +95,7 @@ def bar_chart(labels: list[str], series: list[str], rates: dict[str, dict[str, f
     """The geometry of a horizontal bar chart: one group of bars per label, one bar per series, rates 0-1."""
     label_w, bar_w, bar_h, gap = 170, 420, 11, 9
     bars, texts, y = [], [], 6
-    for label in labels:
+    for label in map(visible, labels):  # a case id is a folder name: its control characters are shown escaped
         top = y
         for index, name in enumerate(series):
             rate = rates.get(label, {}).get(name)
@@ -109,7 +110,29 @@ def bar_chart(labels: list[str], series: list[str], rates: dict[str, dict[str, f
             "bars": bars, "labels": texts, "series": series}
 
 
-def _grid(case_ids: list[str], runs: list[BenchmarkRun], arms: list[str]) -> dict[str, Any]:
+def _error_run(run: BenchmarkRun) -> bool:
+    return bool(run.result.errors or run.result.pass_rate is None and not run.expectations)
+
+
+def _error_reasons(src: WorkspaceSource, cases: list[CaseRef], runs: list[BenchmarkRun]) -> dict[RunKey, str]:
+    """(case, arm, run number) -> why that error run failed, read from its folder."""
+    paths = {(case.key, ref.arm, ref.number): ref.path for case in cases for ref in case.runs}
+    reasons: dict[RunKey, str] = {}
+    for run in runs:
+        key = (str(run.eval_id), run.configuration, run.run_number)
+        if _graded(run) and _error_run(run) and key in paths:
+            grading, _ = src.read.model(paths[key] / "grading.json", Grading)
+            reason = run_error(grading, None)
+            if not reason:
+                timing, _ = src.read.model(paths[key] / "timing.json", Timing)
+                reason = run_error(None, timing)
+            if reason:
+                reasons[key] = reason if len(reason) <= EVIDENCE_LIMIT else reason[:EVIDENCE_LIMIT] + "…"
+    return reasons
+
+
+def _grid(case_ids: list[str], runs: list[BenchmarkRun], arms: list[str],
+          reasons: dict[RunKey, str]) -> dict[str, Any]:
     by_key = {(str(r.eval_id), r.configuration, r.run_number): r for r in runs}
     numbers = {arm: sorted({r.run_number for r in runs if r.configuration == arm}) for arm in arms}
     columns = [(arm, n) for arm in arms for n in numbers[arm]]
@@ -119,6 +142,7 @@ def _grid(case_ids: list[str], runs: list[BenchmarkRun], arms: list[str]) -> dic
         for entry in runs:
             if str(entry.eval_id) == case:
                 texts += [e.text for e in entry.expectations if e.text not in texts]
+        texts = texts or [NO_ASSERTION]  # every run an error (or none ran): the case still has its row
         for text in texts:
             cells = []
             for arm, n in columns:
@@ -129,8 +153,10 @@ def _grid(case_ids: list[str], runs: list[BenchmarkRun], arms: list[str]) -> dic
                 if not _graded(run):
                     cells.append({"mark": "…", "css": "none", "title": f"{arm_label(arm)} run {n}: not graded (yet)"})
                     continue
-                if run.result.errors or run.result.pass_rate is None and not run.expectations:
-                    cells.append({"mark": "E", "css": "err", "title": f"{arm_label(arm)} run {n}: error run"})
+                if _error_run(run):
+                    why = reasons.get((case, arm, n))
+                    cells.append({"mark": "E", "css": "err",
+                                  "title": f"{arm_label(arm)} run {n}: error run" + (f": {why}" if why else "")})
                     continue
                 found = next((e for e in run.expectations if e.text == text), None)
                 if found is None:
@@ -170,7 +196,7 @@ def benchmark_context(src: WorkspaceSource) -> dict[str, Any]:
         "errors": errors, "counts": counts,
         "statistics": bench.statistics if bench else None,
         "chart": bar_chart(case_ids, arms, mean_pass_rates(runs)),
-        "grid": _grid(case_ids, runs, arms),
+        "grid": _grid(case_ids, runs, arms, _error_reasons(src, cases, runs)),
         "non_discriminating": [(n, KIND_LABELS.get(n.kind, n.kind))
                                for n in (bench.non_discriminating if bench else [])],
         "ab": bench.comparison if bench else None, "ab_cases": ab_cases,

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from ..errors import InputError
 from ..formats._load import read_json, validate
@@ -81,6 +82,10 @@ class FeedbackFile:
         with self._lock, contextlib.suppress(InputError):
             self._reload()
         return {review.run_id: review.feedback for review in self._data.reviews if review.feedback}
+
+    def reviews(self) -> dict[str, dict[str, Any]]:
+        """run id -> its review as the file holds it (a static page writes back the untouched ones unchanged)."""
+        return {review.run_id: review.model_dump(mode="json") for review in self._data.reviews}
 
     def _reload(self) -> None:
         """Read the file again when something else changed it (another page, eval-skills paired), so a write

@@ -35,6 +35,14 @@ _RUN_FILES = re.compile(r"([^/\\\0]+)/([^/\\\0]+)/(\d{1,9})")
 ARM_LABELS = {"with_skill": "with skill", "without_skill": "without skill", "old_skill": "old skill"}
 
 
+def run_error(grading: Grading | None, timing: Timing | None) -> str | None:
+    """Why a run failed, as its grading.json or timing.json says (None: it did not)."""
+    error = grading.error if grading is not None else None
+    if not error and timing is not None:
+        error = (timing.model_extra or {}).get("error")
+    return str(error) if error else None
+
+
 def arm_label(arm: str) -> str:
     return ARM_LABELS.get(arm, arm.replace("_", " "))
 
@@ -262,15 +270,13 @@ class WorkspaceSource:
         problems += [problem] if problem else []
         events, event_problems = self.read.transcript(base / "transcript.jsonl")
         problems += event_problems
-        error = grading.error if grading is not None else None
-        if not error and timing is not None:
-            error = (timing.model_extra or {}).get("error")
+        error = run_error(grading, timing)
         context: dict[str, Any] = {
             "run_id": run.run_id, "arm": run.arm, "number": run.number, "response": response,
             "outputs": [file_view(f, static=static) for f in outputs] if static else [], "outputs_more": more,
             "outputs_count": len(outputs), "outputs_detail": detail,
             "grading": grading, "timing": timing, "events": events, "problems": problems,
-            "error": str(error) if error else None, "previous": None,
+            "error": error, "previous": None,
         }
         previous = self.ws.previous_path
         if previous is not None:

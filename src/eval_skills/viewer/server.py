@@ -37,6 +37,7 @@ from ..formats.untrusted import clean_text
 from .feedback import UnknownRunError
 from .files import IMAGE_TYPES
 from .page import SERVED_CSP, asset, render_page
+from .render import visible
 from .source import Source
 
 __all__ = ["create_app", "serve"]
@@ -117,7 +118,8 @@ def create_app(source: Source, *, token: str) -> Starlette:
         kind = IMAGE_TYPES.get(path.suffix.lower())
         headers = {"content-security-policy": "default-src 'none'; sandbox"}
         if kind is None:
-            headers["content-disposition"] = f"attachment; filename*=UTF-8''{quote(clean_text(path.name))}"
+            # saved under the name the page shows: a bidi override would disguise rtl\u202egnp.exe as rtlexe.png
+            headers["content-disposition"] = f"attachment; filename*=UTF-8''{quote(visible(clean_text(path.name)))}"
         return FileResponse(path, media_type=kind or "application/octet-stream", headers=headers)
 
     def feedback_get(request: Request) -> Response:

@@ -9,6 +9,7 @@ output too.
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,24 @@ def _builtin_benchmark(reports: list[dict[str, Any]]) -> Benchmark | None:
     return benchmark if benchmark.version == version else None
 
 
+def _mixed_benchmarks(columns: list[Column]) -> list[str]:
+    """A warning when the columns ran different benchmarks (another id, or another version of one): their
+    tasks and figures are not comparable, even where task ids match. A report that names no version (the
+    original eval-skills writes none) is taken to have run any version of its id."""
+    ran: dict[tuple[str, str | None], list[str]] = {}
+    for column in columns:
+        benchmark_id, version = column.report.get("benchmarkId"), column.report.get("benchmarkVersion")
+        if benchmark_id is not None:
+            ran.setdefault((str(benchmark_id), None if version is None else str(version)), []).append(column.label)
+    ids = {benchmark_id for benchmark_id, _ in ran}
+    versions = {(benchmark_id, version) for benchmark_id, version in ran if version is not None}
+    if len(ids) < 2 and len(versions) < 2:
+        return []
+    which = "; ".join(f"{' '.join(p for p in key if p)} ({', '.join(labels)})" for key, labels in ran.items())
+    return [f"These columns ran different benchmarks: {which}. Their tasks and figures are not comparable, "
+            "even where task ids match."]
+
+
 class ToolSource:
     """Tool-skill reports, each a list of SkillCompletionReport dicts labelled by where it came from."""
 
@@ -105,6 +124,7 @@ class ToolSource:
         self.facts = facts or []
         if benchmark is not None:
             self.facts.append(("benchmark", f"{benchmark.id} {benchmark.version}"))
+        self.problems = _mixed_benchmarks(self.columns)
 
     def detail_html(self, ref: str, *, static: bool) -> str | None:
         return None
@@ -145,7 +165,8 @@ class ToolSource:
                 cells.append(None if result is None else _cell(result))
             rows.append((n, cells))
         return str(templates().get_template("tool_case.html.j2").render(
-            key=key, task=self.benchmark_tasks.get(key), columns=[c.label for c in self.columns], rows=rows))
+            key=key, task=self.benchmark_tasks.get(key), columns=[c.label for c in self.columns], rows=rows,
+            problems=self.problems))
 
     def tab_html(self, name: str, *, static: bool) -> str | None:
         if name != "benchmark":
@@ -163,7 +184,7 @@ class ToolSource:
                     cells.append({"status": status, "title": f"{column.label} run {n}: {status or 'no result'}"})
             grid.append((task, cells))
         return str(templates().get_template("tool_benchmark.html.j2").render(
-            summaries=[(c.label, summary_row(c.report)) for c in self.columns],
+            summaries=[(c.label, summary_row(c.report)) for c in self.columns], problems=self.problems,
             chart=bar_chart(self.tasks, labels, rates), label=str, grid=grid,
             grid_columns=[(c.label, numbers[c.label]) for c in self.columns]))
 
@@ -174,6 +195,24 @@ def from_report_files(paths: list[Path], benchmark: Benchmark | None = None) -> 
     return ToolSource(evaluations, benchmark=benchmark, facts=[("reports", ", ".join(str(p) for p in paths))])
 
 
+def _refuse_paired_only(store: Any, store_path: Path) -> None:
+    """A store holding paired or routing runs but no tool-skill evaluation: those are reviewed from their
+    workspace folder, so the error names it (nothing when the store holds neither)."""
+    from ..errors import InputError
+    from ..store.paired import PairedStore
+    from ..store.routing import list_routing_tests
+
+    folders = [PairedStore(store).latest_workspace()]
+    for test in list_routing_tests(store, limit=1):
+        if test.get("results_path"):  # <workspace>/routing-<n>/routing_results.json
+            folders.append(str(Path(test["results_path"]).parent.parent))
+    folder = next((f for f in folders if f), None)
+    if folder is not None:
+        raise InputError("the results store holds no tool-skill evaluations, only paired or routing runs, which "
+                         "are reviewed from their workspace folder", file=str(store_path),
+                         hint=f"eval-skills view {shlex.quote(folder)}")
+
+
 def from_store(store_path: Path, refs: list[str], benchmark: Benchmark | None = None) -> ToolSource:
     """Evaluations in a results store, by id, unique id prefix or ``latest``."""
     from ..errors import InputError
@@ -181,6 +220,8 @@ def from_store(store_path: Path, refs: list[str], benchmark: Benchmark | None = 
 
     evaluations = []
     with Store.open(store_path) as store:
+        if not store.list_evaluations(1):
+            _refuse_paired_only(store, store_path)
         for ref in refs:
             evaluation_id = store.resolve_evaluation(ref)
             info = store.get_evaluation(evaluation_id) or {}
@@ -192,6 +233,8 @@ def from_store(store_path: Path, refs: list[str], benchmark: Benchmark | None = 
                 if not by_skill:
                     raise InputError(f"evaluation {evaluation_id[:12]} has no task results", file=str(store_path),
                                      field="--evaluation")
-                reports = [{"skillId": skill, "taskResults": results} for skill, results in by_skill.items()]
+                reports = [{"skillId": skill, "benchmarkId": info.get("benchmark_id"),
+                            "benchmarkVersion": info.get("benchmark_version"), "taskResults": results}
+                           for skill, results in by_skill.items()]
             evaluations.append((f"{evaluation_id[:8]} ({str(info.get('started_at', ''))[:16]})", reports))
     return ToolSource(evaluations, benchmark=benchmark, facts=[("store", str(store_path))])

@@ -186,11 +186,20 @@
   }
 
   function feedbackFile() {
-    const ts = new Date().toISOString();
+    const ts = new Date().toISOString().replace(/\.\d+Z$/, "Z"); // as the server writes it: whole seconds
+    const before = fb.reviews || {};
     // every run of the iteration, then the reviews of runs it no longer holds (kept, as the server keeps them)
-    const ids = fb.runIds ? fb.runIds.concat(Object.keys(texts).filter((id) => !fb.runIds.includes(id)))
-      : Object.keys(texts);
-    return { reviews: ids.map((id) => ({ run_id: id, feedback: texts[id] || "", timestamp: ts })), status: status };
+    const ids = fb.runIds ? fb.runIds.concat(Object.keys(before).concat(Object.keys(texts))
+      .filter((id, i, all) => !fb.runIds.includes(id) && all.indexOf(id) === i)) : Object.keys(texts);
+    // a review typed on this page is stamped now; an untouched one keeps its time (none if it never had one)
+    return {
+      reviews: ids.map((id) => {
+        const old = before[id] || { run_id: id, feedback: "", timestamp: null };
+        const text = texts[id] || "";
+        return Object.assign({}, old, { feedback: text, timestamp: text === (old.feedback || "") ? old.timestamp : ts });
+      }),
+      status: status,
+    };
   }
 
   function download() {
