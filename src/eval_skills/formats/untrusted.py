@@ -21,7 +21,7 @@ import json
 import re
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "NotJSON", "UnusableJSON", "clean_text", "clean_value", "loads_untrusted"]
+__all__ = ["MAX_DEPTH", "NotJSON", "UnusableJSON", "clean_text", "clean_value", "loads_untrusted", "shown_text"]
 
 MAX_DEPTH = 256  # arrays and objects inside one another; deeper replies are refused
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -105,3 +105,25 @@ def loads_untrusted(data: bytes | bytearray | str, *, allow_nan: bool = False, m
         raise
     except Exception as exc:  # noqa: BLE001 - untrusted input: whatever goes wrong, it is "not JSON"
         raise NotJSON(f"invalid JSON: {type(exc).__name__}") from None
+
+
+# what a terminal or a page would act on rather than show: C0/C1 controls (escape sequences, bell, carriage
+# return), bidirectional marks, embeddings, overrides and isolates (``rtl\u202egnp.exe`` would read as
+# ``rtlexe.png``), line and paragraph separators
+_UNSHOWN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+def shown_text(text: str, *, keep_newlines: bool = False) -> str:
+    """``text`` from outside as it may be shown (a terminal line, a name on a page): each character that would
+    be acted on rather than shown becomes its escape (``\\x1b``, ``\\u202e``), so it is seen, never obeyed, and a
+    one-line message stays one line."""
+    if not _UNSHOWN.search(text):
+        return text
+
+    def escape(match: re.Match[str]) -> str:
+        char = match.group()
+        if keep_newlines and char == "\n":
+            return char
+        return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
+
+    return _UNSHOWN.sub(escape, text)

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from markupsafe import Markup, escape
+
+from ..formats.untrusted import shown_text
 
 __all__ = ["HIGHLIGHT_LIMIT", "MARKDOWN_LIMIT", "SHOWN_LIMIT", "highlight", "highlight_css", "markdown_html",
            "templates"]
@@ -176,19 +177,10 @@ def clip(value: Any, limit: int = 20_000) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit:,} more characters)"
 
 
-# what would be acted on rather than shown in a name: C0/C1 controls, bidirectional marks, embeddings, overrides
-# and isolates (``rtl\u202egnp.exe`` would read as ``rtlexe.png``), line and paragraph separators
-_UNSHOWN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
-
-
 def visible(value: Any) -> str:
     """A name (a file, a case, a folder) with every control or bidirectional character shown as its escape
     (``\\u202e``), so what the reader sees is what the name holds."""
-    text = "" if value is None else str(value)
-    if not _UNSHOWN.search(text):
-        return text
-    return _UNSHOWN.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
-                        else f"\\u{ord(m.group()):04x}", text)
+    return shown_text("" if value is None else str(value))
 
 
 def pretty_json(value: Any) -> str:
