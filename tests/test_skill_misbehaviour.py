@@ -87,6 +87,30 @@ def test_persistent_reply_with_the_id_as_a_string_times_out_naming_it() -> None:
                               "request (ids must be the request's number): '{\"jsonrpc\": \"2.0\", \"id\": \"1\"")
 
 
+def test_persistent_reply_with_the_id_as_a_string_then_exit_is_a_crash_naming_it() -> None:
+    with pytest.raises(SkillCrashed) as info:
+        call(True, {"do": "stringiddie"}, timeout=5.0)
+    message = str(info.value)
+    assert message.startswith("exited with code 4 before replying; stderr: stderr: handling 1; a reply matched no "
+                              "request (ids must be the request's number): '{\"jsonrpc\": \"2.0\", \"id\": \"1\""), \
+        message
+
+
+@MODES
+def test_a_reply_holding_a_5000_digit_integer_is_refused_in_plain_words(persistent: bool) -> None:
+    with pytest.raises(SkillProtocolError) as info:
+        call(persistent, {"do": "bigint"})
+    assert str(info.value) == "a reply that is not usable JSON: holds an integer longer than 4300 digits"
+
+
+@MODES
+def test_a_timeout_quotes_the_line_the_skill_did_not_finish(persistent: bool) -> None:
+    with pytest.raises(SkillTimeout) as info:
+        call(persistent, {"do": "unfinished"}, timeout=1.0)
+    assert str(info.value) == ("no reply within 1s; last output: 'log: request 1 do=unfinished'; an unfinished line "
+                               "(no newline yet): '{\"jsonrpc\": \"2.0\", \"id\": 1, \"result\": {\"half'")
+
+
 def test_persistent_out_of_order_replies_get_their_real_latency() -> None:
     async def body(adapter: SubprocessAdapter) -> list[Any]:
         held = asyncio.ensure_future(adapter.invoke({"do": "hold"}, 10))

@@ -256,6 +256,11 @@ class Child:
         except (OSError, ValueError, AttributeError):  # pragma: no cover - no poll, or a closed pipe
             return False
 
+    def unread_output(self, limit: int = 1000) -> bytes:
+        """The start of what stdout holds that no reader has taken yet: a partial line, without its newline."""
+        buffer = getattr(self.proc.stdout, "_buffer", None)
+        return bytes(buffer[:limit]) if buffer else b""
+
     async def exited(self) -> int:
         """The program's exit code once it has exited, whoever still holds its pipes. Cancelling the caller
         leaves the program (and ``exit_future``) alone."""
