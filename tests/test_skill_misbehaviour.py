@@ -23,6 +23,7 @@ from test_adapter_subprocess import MODES, call, make_skill, run_with
 
 from eval_skills.adapters.subprocess import SubprocessAdapter
 from eval_skills.errors import SkillCrashed, SkillProtocolError, SkillTimeout
+from eval_skills.procs import Child
 
 
 def test_one_shot_reply_nested_100000_deep_is_a_protocol_error() -> None:
@@ -109,6 +110,26 @@ def test_a_timeout_quotes_the_line_the_skill_did_not_finish(persistent: bool) ->
         call(persistent, {"do": "unfinished"}, timeout=1.0)
     assert str(info.value) == ("no reply within 1s; last output: 'log: request 1 do=unfinished'; an unfinished line "
                                "(no newline yet): '{\"jsonrpc\": \"2.0\", \"id\": 1, \"result\": {\"half'")
+
+
+def test_an_unfinished_line_is_not_output_a_deadline_waits_for(tmp_path: Path) -> None:
+    # a deadline waits (up to 0.2 s) for a reply that has already arrived; half a line is not one
+    async def main() -> list[bool]:
+        seen = []
+        for text in ("half a line", "a whole line\n"):
+            program = f"import sys, time; sys.stdout.write({text!r}); sys.stdout.flush(); time.sleep(30)"
+            child = await Child.start([sys.executable, "-c", program], cwd=tmp_path, env=dict(os.environ))
+            try:
+                for _ in range(500):  # until asyncio has read it from the pipe
+                    await asyncio.sleep(0.01)
+                    if child.unread_output():
+                        break
+                seen.append(child.output_pending())
+            finally:
+                await child.kill()
+        return seen
+
+    assert asyncio.run(main()) == [False, True]
 
 
 def test_persistent_out_of_order_replies_get_their_real_latency() -> None:
