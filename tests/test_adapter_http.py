@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import gzip
 import json
@@ -57,6 +58,16 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(payload)
 
     def do_GET(self) -> None:  # noqa: N802
+        if self.path == "/endless":  # a body that never ends (a health page streaming forever)
+            self.send_response(200)
+            self.send_header("Content-Length", str(1 << 40))
+            self.end_headers()
+            deadline = time.monotonic() + 10
+            with contextlib.suppress(OSError):
+                while time.monotonic() < deadline:
+                    self.wfile.write(b"x" * 1024)
+                    time.sleep(0.01)
+            return
         self._send(200, {"status": "ok"})
 
     def do_POST(self) -> None:  # noqa: N802
@@ -197,6 +208,16 @@ def test_healthcheck(server: Server) -> None:
 
 
 # -- failures --------------------------------------------------------------------------------------
+
+def test_a_healthcheck_does_not_read_the_body(server: Server) -> None:
+    async def body(adapter: HttpAdapter) -> tuple[bool, float]:
+        started = time.monotonic()
+        healthy = await adapter.healthcheck(timeout=3.0)
+        return healthy, time.monotonic() - started
+
+    healthy, took = run_with(make_skill(server.url + "/ok", healthPath="/endless"), body)
+    assert healthy and took < 2.0, took
+
 
 def test_status_500_is_an_http_error_with_a_short_excerpt(server: Server) -> None:
     with pytest.raises(SkillHttpError) as info:

@@ -349,16 +349,15 @@ class HttpAdapter(Adapter):
                                      f"{response.headers.get('content-encoding')!r} says: {exc}") from None
 
     async def healthcheck(self, timeout: float = 5.0) -> bool:
-        """True when ``GET healthPath`` (or the base URL) answers with a status below 400."""
+        """True when ``GET healthPath`` (or the base URL) answers with a status below 400 (its body is not read)."""
         client = self._client
         if client is None:
             return False
         try:
-            async with asyncio.timeout(timeout):
-                response = await client.get(self._health_url(), timeout=timeout)
+            async with asyncio.timeout(timeout), client.stream("GET", self._health_url(), timeout=timeout) as response:
+                return response.status_code < 400
         except (TimeoutError, httpx.HTTPError):
             return False
-        return response.status_code < 400
 
     # -- helpers -------------------------------------------------------------------------------------
 
