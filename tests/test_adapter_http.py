@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
+import gzip
 import json
+import re
 import socket
+import subprocess
+import sys
 import threading
 import time
+import zlib
 from collections.abc import Awaitable, Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -28,6 +35,15 @@ TOKEN = "tok-7f3a9c-very-secret"
 T = TypeVar("T")
 
 
+@functools.cache
+def gzip_bomb() -> bytes:
+    """100 MiB of JSON in about 100 KiB of gzip: each 64 KiB read inflates to some 64 MiB."""
+    deflate = zlib.compressobj(6, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+    zeros = b"0" * (1 << 20)
+    return b"".join([deflate.compress(b'{"result": "'), *(deflate.compress(zeros) for _ in range(100)),
+                     deflate.compress(b'"}'), deflate.flush()])
+
+
 class Handler(BaseHTTPRequestHandler):
     server: Server
 
@@ -42,6 +58,16 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(payload)
 
     def do_GET(self) -> None:  # noqa: N802
+        if self.path == "/endless":  # a body that never ends (a health page streaming forever)
+            self.send_response(200)
+            self.send_header("Content-Length", str(1 << 40))
+            self.end_headers()
+            deadline = time.monotonic() + 10
+            with contextlib.suppress(OSError):
+                while time.monotonic() < deadline:
+                    self.wfile.write(b"x" * 1024)
+                    time.sleep(0.01)
+            return
         self._send(200, {"status": "ok"})
 
     def do_POST(self) -> None:  # noqa: N802
@@ -67,6 +93,17 @@ class Handler(BaseHTTPRequestHandler):
             self._send(200, b'{"result": "lone \\ud800 surrogate"}')
         elif path == "/huge":
             self._send(200, b'{"result": "' + b"z" * (20 << 20) + b'"}')
+        elif path == "/gzip-bomb":
+            self._send(200, gzip_bomb(), {"Content-Encoding": "gzip"})
+        elif path == "/gzip-ok":
+            self._send(200, gzip.compress(b'{"result": "inflated"}'), {"Content-Encoding": "gzip"})
+        elif path == "/deflate-raw":  # raw deflate (no zlib header), as some servers send it
+            raw = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
+            self._send(200, raw.compress(b'{"result": "raw"}') + raw.flush(), {"Content-Encoding": "deflate"})
+        elif path == "/brotli":
+            self._send(200, b"\x0b\x02\x80{}\x03", {"Content-Encoding": "br"})
+        elif path == "/bad-gzip":
+            self._send(200, b"not gzip at all", {"Content-Encoding": "gzip"})
         elif path == "/hang":
             self.server.release.wait(10)
         elif path == "/bearer":
@@ -172,6 +209,16 @@ def test_healthcheck(server: Server) -> None:
 
 # -- failures --------------------------------------------------------------------------------------
 
+def test_a_healthcheck_does_not_read_the_body(server: Server) -> None:
+    async def body(adapter: HttpAdapter) -> tuple[bool, float]:
+        started = time.monotonic()
+        healthy = await adapter.healthcheck(timeout=3.0)
+        return healthy, time.monotonic() - started
+
+    healthy, took = run_with(make_skill(server.url + "/ok", healthPath="/endless"), body)
+    assert healthy and took < 2.0, took
+
+
 def test_status_500_is_an_http_error_with_a_short_excerpt(server: Server) -> None:
     with pytest.raises(SkillHttpError) as info:
         call(make_skill(server.url + "/error"), {})
@@ -199,6 +246,64 @@ def test_a_lone_surrogate_in_a_reply_becomes_the_replacement_character(server: S
 def test_a_body_over_16_mib_is_refused(server: Server) -> None:
     with pytest.raises(SkillProtocolError, match=f"reply from {server.url}/huge is larger than 16 MiB"):
         call(make_skill(server.url + "/huge"), {})
+
+
+def test_gzip_and_deflate_replies_are_inflated_and_asked_for(server: Server) -> None:
+    assert call(make_skill(f"{server.url}/gzip-ok"), {}).output["result"] == "inflated"
+    assert call(make_skill(f"{server.url}/deflate-raw"), {}).output["result"] == "raw"
+    assert call(make_skill(f"{server.url}/ok"), {"name": "x"}).output["headers"]["Accept-Encoding"] == "gzip, deflate"
+
+
+@pytest.mark.parametrize(("path", "reason"), [
+    ("/gzip-bomb", "is larger than 16 MiB"),
+    ("/brotli", "is encoded with 'br', which was not asked for (Accept-Encoding: gzip, deflate)"),
+    ("/bad-gzip", "does not decode as its Content-Encoding 'gzip' says: Error -3"),
+])
+def test_an_encoded_reply_we_cannot_take_is_a_protocol_error(server: Server, path: str, reason: str) -> None:
+    with pytest.raises(SkillProtocolError, match=f"^reply from {server.url}{path} {re.escape(reason)}"):
+        call(make_skill(f"{server.url}{path}"), {}, timeout=30)
+
+
+def test_a_gzip_bomb_is_refused_before_it_is_inflated() -> None:
+    # the server runs in another process, so the high-water mark is the reading side's alone
+    script = r"""
+import resource, sys
+sys.path.insert(0, sys.argv[1])
+from test_adapter_http import call, make_skill
+from eval_skills.errors import SkillProtocolError
+url = sys.argv[2]
+call(make_skill(f"{url}/gzip-ok"), {})  # warm up: imports, client
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    call(make_skill(f"{url}/gzip-bomb"), {}, timeout=60)
+    outcome = "accepted"
+except SkillProtocolError as exc:
+    outcome = str(exc)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before, outcome)
+"""
+    srv = subprocess.Popen([sys.executable, "-c", SERVE_CASE, str(HERE)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert srv.stdout is not None
+        url = srv.stdout.readline().strip()
+        out = subprocess.run([sys.executable, "-c", script, str(HERE), url], capture_output=True, text=True,
+                             timeout=120)
+    finally:
+        srv.kill()
+        srv.wait()
+    assert out.returncode == 0, out.stderr
+    grown_kib, outcome = out.stdout.strip().split(" ", 1)
+    assert outcome.endswith("/gzip-bomb is larger than 16 MiB"), outcome
+    assert int(grown_kib) < 40 * 1024, grown_kib  # 100 MiB once inflated; at most the 16 MiB cap kept
+
+
+SERVE_CASE = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+from test_adapter_http import Server
+srv = Server()
+print(srv.url, flush=True)
+srv.serve_forever()
+"""
 
 
 def test_no_answer_is_a_timeout(server: Server) -> None:

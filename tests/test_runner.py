@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from eval_skills.adapters.fake import FakeAdapter
-from eval_skills.errors import SkillCrashed, SkillRpcError
+from eval_skills.errors import SkillCrashed, SkillRpcError, SkillTimeout
 from eval_skills.formats.benchmark import Benchmark
 from eval_skills.formats.skill import load_skill
 from eval_skills.plan import build_plan
@@ -160,6 +160,26 @@ def test_a_scorer_that_raises_is_a_task_error(tmp_path):
     by_id = {r.task_id: r for r in outcome.results}
     assert by_id["c"].status == "error" and "scorer bug" in by_id["c"].error
     assert by_id["e"].status == "pass"
+
+
+def test_a_scorer_failing_after_a_retried_timeout_is_an_error_not_a_timeout(tmp_path):
+    (tmp_path / "bad_scorer.py").write_text("def score(o, e, t):\n    raise RuntimeError('scorer bug')\n")
+    b = Benchmark.model_validate({"id": "b", "tasks": [
+        {"id": "c", "inputData": {}, "expectedOutput": {"customScorerPath": "bad_scorer.py"},
+         "evaluator": {"type": "custom"}}]})
+    plan = build_plan([make_skill(tmp_path)], b, runs=1, default_evaluator="exact", base_dir=tmp_path)
+    calls = []
+
+    def responder(inp):
+        calls.append(inp)
+        if len(calls) == 1:
+            raise SkillTimeout("no reply within 1s")
+        return {"result": "answered"}
+
+    outcome, _ = run(plan, responder, retries=1, backoff_ms=1)
+    (result,) = outcome.results
+    assert (result.status, result.attempts) == ("error", 2)  # the skill answered the retry: its status is not kept
+    assert result.error == "custom scorer bad_scorer.py raised RuntimeError: scorer bug"
 
 
 def test_usage_is_carried_to_the_result(tmp_path):

@@ -23,6 +23,7 @@ from test_adapter_subprocess import MODES, call, make_skill, run_with
 
 from eval_skills.adapters.subprocess import SubprocessAdapter
 from eval_skills.errors import SkillCrashed, SkillProtocolError, SkillTimeout
+from eval_skills.procs import Child
 
 
 def test_one_shot_reply_nested_100000_deep_is_a_protocol_error() -> None:
@@ -85,6 +86,50 @@ def test_persistent_reply_with_the_id_as_a_string_times_out_naming_it() -> None:
     message = str(info.value)
     assert message.startswith("no reply within 1s; last output: 'log: request 1 do=stringid'; a reply matched no "
                               "request (ids must be the request's number): '{\"jsonrpc\": \"2.0\", \"id\": \"1\"")
+
+
+def test_persistent_reply_with_the_id_as_a_string_then_exit_is_a_crash_naming_it() -> None:
+    with pytest.raises(SkillCrashed) as info:
+        call(True, {"do": "stringiddie"}, timeout=5.0)
+    message = str(info.value)
+    assert message.startswith("exited with code 4 before replying; stderr: stderr: handling 1; a reply matched no "
+                              "request (ids must be the request's number): '{\"jsonrpc\": \"2.0\", \"id\": \"1\""), \
+        message
+
+
+@MODES
+def test_a_reply_holding_a_5000_digit_integer_is_refused_in_plain_words(persistent: bool) -> None:
+    with pytest.raises(SkillProtocolError) as info:
+        call(persistent, {"do": "bigint"})
+    assert str(info.value) == "a reply that is not usable JSON: holds an integer longer than 4300 digits"
+
+
+@MODES
+def test_a_timeout_quotes_the_line_the_skill_did_not_finish(persistent: bool) -> None:
+    with pytest.raises(SkillTimeout) as info:
+        call(persistent, {"do": "unfinished"}, timeout=1.0)
+    assert str(info.value) == ("no reply within 1s; last output: 'log: request 1 do=unfinished'; an unfinished line "
+                               "(no newline yet): '{\"jsonrpc\": \"2.0\", \"id\": 1, \"result\": {\"half'")
+
+
+def test_an_unfinished_line_is_not_output_a_deadline_waits_for(tmp_path: Path) -> None:
+    # a deadline waits (up to 0.2 s) for a reply that has already arrived; half a line is not one
+    async def main() -> list[bool]:
+        seen = []
+        for text in ("half a line", "a whole line\n"):
+            program = f"import sys, time; sys.stdout.write({text!r}); sys.stdout.flush(); time.sleep(30)"
+            child = await Child.start([sys.executable, "-c", program], cwd=tmp_path, env=dict(os.environ))
+            try:
+                for _ in range(500):  # until asyncio has read it from the pipe
+                    await asyncio.sleep(0.01)
+                    if child.unread_output():
+                        break
+                seen.append(child.output_pending())
+            finally:
+                await child.kill()
+        return seen
+
+    assert asyncio.run(main()) == [False, True]
 
 
 def test_persistent_out_of_order_replies_get_their_real_latency() -> None:

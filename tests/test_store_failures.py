@@ -1,6 +1,7 @@
 """The store failing under a run: the run stops cleanly, what finished is reported, nothing stays `running`."""
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -148,3 +149,45 @@ def test_a_signal_while_another_process_holds_the_store_stops_at_once(tmp_path: 
     with Store.open(tmp_path / "s.db") as store:
         assert store.list_evaluations() == []
     assert not list((tmp_path / "r").glob("*"))
+
+
+@pytest.fixture
+def read_only_folder(tmp_path: Path):
+    """A folder holding a store, then made read-only: a read-only tmpfs when we may mount one, else a folder
+    without write permission (which root ignores, so then there is nothing to test)."""
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    mounted = os.geteuid() == 0 and subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(folder)],
+                                                   capture_output=True).returncode == 0
+    if not mounted and os.geteuid() == 0:
+        pytest.skip("root without mount: no folder it cannot write")
+    Store.open(folder / "s.db").close()
+    if mounted:
+        subprocess.run(["mount", "-o", "remount,ro", str(folder)], check=True)
+    else:
+        folder.chmod(0o555)
+        (folder / "s.db").chmod(0o444)
+    try:
+        yield folder
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(folder)], check=True)
+        else:
+            folder.chmod(0o755)
+
+
+def test_a_store_that_cannot_be_written_is_one_line_before_anything_runs(tmp_path: Path, read_only_folder) -> None:
+    from test_cli_eval import chaos_skill, chaos_tasks, cli
+
+    skill, tasks = chaos_skill(tmp_path, False), chaos_tasks(tmp_path, ["ok"])
+    why = (f"{read_only_folder} is on a read-only file system" if os.statvfs(read_only_folder).f_flag & os.ST_RDONLY
+           else None)
+    for store, says in [(read_only_folder / "s.db", "cannot write to it"),
+                        (read_only_folder / "new" / "s.db", "cannot create it")]:
+        for dry in ([], ["--dry-run"]):
+            out = cli("eval", "--skills", skill, "--tasks", tasks, "--store", store, "--output-dir", tmp_path / "r",
+                      *dry, cwd=tmp_path)
+            assert out.returncode == 2, out.stderr
+            line = f"error: results store {store}: {says} ({why or f'{read_only_folder} is not writable'})"
+            assert out.stderr.strip() == line, out.stderr
+            assert not (tmp_path / "r").exists()

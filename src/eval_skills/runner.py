@@ -149,7 +149,8 @@ async def _invoke(item: WorkItem, adapter: Adapter, settings: RunSettings, base:
         base.latency_ms = invocation.latency_ms if invocation.latency_ms is not None else (
             (time.perf_counter() - started) * 1000)
         base.attempts = attempt
-        base.error = None  # an earlier attempt's error is not this result's
+        base.status = "error"  # an earlier attempt's status (a timeout) is not this result's: scoring sets it
+        base.error = None  # nor is its error
         base.output = None
         return invocation
 

@@ -2,7 +2,8 @@
 
 The behaviour is ``params["do"]`` (else the first command-line argument, else "ok"):
 ok, usage, crash, exit3, hang, slow, nonjson, rpcerror, nullid, huge, hugejson, manylines, closeout,
-die, stale, tworeplies, linger, deep, surrogate, nan, replyexit3, stringid, detach, detachhang, hold, answer
+die, stale, tworeplies, linger, deep, surrogate, nan, replyexit3, stringid, detach, detachhang, hold, answer,
+bigint, unfinished, unfinisheddie, stringiddie
 (replies {"result": params["value"]}).
 Works one-shot (one request, then EOF) and persistent (one request per line).
 """
@@ -109,6 +110,19 @@ def handle(request):
         if do == "detachhang":
             time.sleep(60)
         os._exit(0)
+    if do == "bigint":
+        out.write('{"jsonrpc": "2.0", "id": ' + str(rid) + ', "result": ' + "9" * 5000 + "}\n")
+        out.flush()
+        return
+    if do in ("unfinished", "unfinisheddie"):  # a reply cut off before its newline
+        out.write('{"jsonrpc": "2.0", "id": ' + str(rid) + ', "result": {"half')
+        out.flush()
+        if do == "unfinisheddie":
+            os._exit(2)
+        time.sleep(60)
+    if do == "stringiddie":
+        send({"jsonrpc": "2.0", "id": str(rid), "result": {"echo": params}})
+        os._exit(4)
     if do == "hold":
         held.append({"jsonrpc": "2.0", "id": rid, "result": {"echo": params}})
         return

@@ -10,9 +10,10 @@ When the program times out, dies or breaks the protocol, the request it was work
 requests queued behind it, which it never started, are sent again to a fresh process. A program that exits
 while something it started keeps its stdout open is treated as having ended (after ``LEFTOVER_GRACE``).
 
-A reply whose id matches no waiting request is kept, and the request that then times out names it (a
-skill echoing the id as the string ``"1"`` is told so instead of timing out in silence). A program
-answering out of order gets each request's latency from when that request was sent.
+A reply whose id matches no waiting request is kept, and the request that then fails (it times out, or the
+program ends) names it (a skill echoing the id as the string ``"1"`` is told so instead of timing out in
+silence). A timeout also quotes a line the program started but did not finish. A program answering out of
+order gets each request's latency from when that request was sent.
 """
 
 from __future__ import annotations
@@ -203,10 +204,16 @@ class PersistentChannel:
             pending.timer = loop.call_later(0.001, self._timed_out, pending)
             return
         last = f"; last output: {excerpt(pending.last)}" if pending.last else ""
-        if self._unmatched:
-            last += f"; a reply matched no request (ids must be the request's number): {excerpt(self._unmatched)}"
-        error = SkillTimeout(f"no reply within {pending.timeout:g}s{last}")
+        partial = self._child.unread_output()
+        if partial.strip():
+            last += f"; an unfinished line (no newline yet): {excerpt(partial)}"
+        error = SkillTimeout(f"no reply within {pending.timeout:g}s{last}{self._unmatched_note()}")
         asyncio.get_running_loop().create_task(self._replace(self._child, error, head=pending))
+
+    def _unmatched_note(self) -> str:
+        if not self._unmatched:
+            return ""
+        return f"; a reply matched no request (ids must be the request's number): {excerpt(self._unmatched)}"
 
     def _detach(self) -> Child | None:
         child, self._child = self._child, None
@@ -226,10 +233,13 @@ class PersistentChannel:
                 return
             if head is not None and head not in self._queue:
                 return  # its reply came in the same turn as its timer: it was answered, nothing failed
+            unmatched = self._unmatched_note()
             self._detach()
             failed = head if head is not None else (self._queue[0] if self._queue else None)
             if error is None:
                 error = await self._ended(child, "before replying")
+                if unmatched:
+                    error.args = (f"{error.args[0] if error.args else error}{unmatched}",)
             else:
                 await child.kill()
             if failed is not None:

@@ -6,9 +6,11 @@ and ``DELETE`` send the input object's keys as query parameters. The URL is the 
 it is a full URL, else ``baseUrl`` (``adapter.config.json``) joined with the entrypoint path.
 
 Failures: a status >= 400 is :class:`SkillHttpError` (with the status and the start of the body); a
-reply that is not JSON, or a body over 16 MiB, is :class:`SkillProtocolError`; a connection failure is
-:class:`SkillHttpError`; no complete reply within the task's timeout is :class:`SkillTimeout`. Running out
-of descriptors on our side is the harness's :class:`HarnessResourceError`, never the skill's fault.
+reply that is not JSON, or a body over 16 MiB (counted as it is inflated: ``gzip`` and ``deflate`` are asked for
+and decoded under that cap, any other ``Content-Encoding`` is refused), is :class:`SkillProtocolError`; a
+connection failure is :class:`SkillHttpError`; no complete reply within the task's timeout is
+:class:`SkillTimeout`. Running out of descriptors on our side is the harness's :class:`HarnessResourceError`,
+never the skill's fault.
 
 Auth: ``authType`` ``bearer`` sends ``Authorization: Bearer <token>``; ``api-key`` (also ``apiKey``,
 ``api_key``) sends the token in the header ``authHeader`` (default ``X-API-Key``). The token is read
@@ -34,6 +36,7 @@ import contextlib
 import json
 import os
 import shlex
+import zlib
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -52,6 +55,7 @@ from ..formats.skill import ADAPTER_CONFIG_FILE, Skill
 from ..formats.untrusted import NotJSON, UnusableJSON, loads_untrusted
 from ..procs import resource_failure
 from ..results import Invocation, Usage
+from ._body import ACCEPT_ENCODING, BodyTooLarge, BoundedBody, UnsupportedEncoding
 from ._process import MAX_LINE_BYTES, Child, child_env, excerpt, parse_usage, resolve_argv, split_command
 from .base import Adapter
 
@@ -115,7 +119,8 @@ def request_headers(skill: Skill) -> tuple[dict[str, str], str | None]:
     """The headers of every request to a skill's server (``headers``, and the token of ``authType``) and the
     token itself (for redaction). A token variable that is not set is an InputError naming it."""
     config = skill.adapter
-    headers = {"Accept": "application/json", "X-Eval-Skills-Version": __version__, **config.headers}
+    headers = {"Accept": "application/json", "Accept-Encoding": ACCEPT_ENCODING,
+               "X-Eval-Skills-Version": __version__, **config.headers}
     if config.authType == "none":
         return headers, None
     config_file = str(skill.root / ADAPTER_CONFIG_FILE)
@@ -326,27 +331,33 @@ class HttpAdapter(Adapter):
         return Invocation(output=output, usage=usage or _header_usage(response.headers))
 
     async def _read_body(self, response: httpx.Response) -> bytes:
-        """The body, refused beyond ``max_body_bytes`` (so a skill cannot fill the harness's memory)."""
-        parts: list[bytes] = []
-        size = 0
-        async for chunk in response.aiter_bytes():
-            size += len(chunk)
-            if size > self.max_body_bytes:
-                raise SkillProtocolError(f"reply from {self.url} is larger than {self.max_body_bytes >> 20} MiB")
-            parts.append(chunk)
-        return b"".join(parts)
+        """The body, decoded, refused as soon as it passes ``max_body_bytes`` once decoded (so a skill cannot
+        fill the harness's memory, not even with a gzip bomb)."""
+        cap = self.max_body_bytes
+        try:
+            body = BoundedBody(response.headers.get("content-encoding", ""), cap)
+            async for chunk in response.aiter_raw():
+                body.feed(chunk)
+            return body.finish()
+        except BodyTooLarge:
+            raise SkillProtocolError(f"reply from {self.url} is larger than {cap >> 20} MiB") from None
+        except UnsupportedEncoding as exc:
+            raise SkillProtocolError(f"reply from {self.url} is encoded with {str(exc)!r}, which was not asked "
+                                     f"for (Accept-Encoding: {ACCEPT_ENCODING})") from None
+        except zlib.error as exc:
+            raise SkillProtocolError(f"reply from {self.url} does not decode as its Content-Encoding "
+                                     f"{response.headers.get('content-encoding')!r} says: {exc}") from None
 
     async def healthcheck(self, timeout: float = 5.0) -> bool:
-        """True when ``GET healthPath`` (or the base URL) answers with a status below 400."""
+        """True when ``GET healthPath`` (or the base URL) answers with a status below 400 (its body is not read)."""
         client = self._client
         if client is None:
             return False
         try:
-            async with asyncio.timeout(timeout):
-                response = await client.get(self._health_url(), timeout=timeout)
+            async with asyncio.timeout(timeout), client.stream("GET", self._health_url(), timeout=timeout) as response:
+                return response.status_code < 400
         except (TimeoutError, httpx.HTTPError):
             return False
-        return response.status_code < 400
 
     # -- helpers -------------------------------------------------------------------------------------
 

@@ -275,8 +275,11 @@ class SubprocessAdapter(Adapter):
                 if reply is not None:
                     raise SkillTimeout(f"replied but did not end its output within {timeout:g}s "
                                        "(a one-shot skill must exit after replying)") from None
+                partial = child.unread_output() if child is not None else b""
                 raise SkillTimeout(f"no reply within {timeout:g}s"
-                                   + (f"; last output: {excerpt(last)}" if last else "")) from None
+                                   + (f"; last output: {excerpt(last)}" if last else "")
+                                   + (f"; an unfinished line (no newline yet): {excerpt(partial)}"
+                                      if partial.strip() else "")) from None
             assert child is not None
             exited = await child.wait_exit(min(self.exit_grace, max(deadline - loop.time(), 0.05)))
             code = child.proc.returncode

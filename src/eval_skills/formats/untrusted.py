@@ -8,6 +8,7 @@ and show any value it returns, one way everywhere:
   replaced by U+FFFD, in values and in keys;
 - values nested deeper than :data:`MAX_DEPTH` are refused (:class:`UnusableJSON`), never a
   ``RecursionError`` somewhere downstream;
+- an integer longer than Python converts (4300 digits) is refused (:class:`UnusableJSON`), said plainly;
 - ``NaN`` and ``Infinity`` are not JSON: refused, unless ``allow_nan`` (a scorer's verdict, which is then
   refused with a better message by its reader).
 
@@ -19,6 +20,8 @@ from __future__ import annotations
 
 import json
 import re
+import sys
+import textwrap
 from typing import Any
 
 __all__ = ["MAX_DEPTH", "NotJSON", "UnusableJSON", "clean_text", "clean_value", "loads_untrusted", "shown_text"]
@@ -47,6 +50,14 @@ _LAX = json.JSONDecoder()
 def clean_text(text: str) -> str:
     """``text`` with every lone surrogate replaced by U+FFFD (a no-op, and fast, for normal text)."""
     return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
+def _unusable(exc: ValueError) -> str:
+    """Why valid JSON could not be read, in words (not Python's advice on raising its limits)."""
+    text = (str(exc).splitlines() or [type(exc).__name__])[0]
+    if "integer string conversion" in text:
+        return f"holds an integer longer than {sys.get_int_max_str_digits()} digits"
+    return f"cannot be read as JSON ({textwrap.shorten(text, 100, placeholder='...')})"
 
 
 def _depth_exceeds(value: Any, limit: int) -> bool:
@@ -93,7 +104,7 @@ def loads_untrusted(data: bytes | bytearray | str, *, allow_nan: bool = False, m
         except json.JSONDecodeError as exc:
             raise NotJSON(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
         except ValueError as exc:  # an integer too long to convert, and the like: JSON we will not take
-            raise UnusableJSON(f"cannot be read as JSON ({str(exc).splitlines()[0][:100]})") from None
+            raise UnusableJSON(_unusable(exc)) from None
         if type(value) in (dict, list) and text.count("[") + text.count("{") > max_depth \
                 and _depth_exceeds(value, max_depth):
             raise UnusableJSON(f"nested deeper than {max_depth} levels")

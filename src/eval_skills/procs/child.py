@@ -241,7 +241,10 @@ class Child:
         """True when stdout holds bytes the reader has not taken yet (in the pipe, or read but not consumed):
         a deadline that fires now may have its reply already here, delayed by a busy event loop."""
         stdout = self.proc.stdout
-        if stdout is not None and len(getattr(stdout, "_buffer", b"")):
+        buffer = getattr(stdout, "_buffer", b"")
+        # a line without its newline is not a reply yet (unless the stream ended after it): waiting on it
+        # would only delay a timeout
+        if buffer and (b"\n" in buffer or getattr(stdout, "_eof", False)):
             return True
         pipe = self._transport.get_pipe_transport(1)
         if pipe is None or pipe.is_closing():
@@ -255,6 +258,11 @@ class Child:
             return bool(poller.poll(0))
         except (OSError, ValueError, AttributeError):  # pragma: no cover - no poll, or a closed pipe
             return False
+
+    def unread_output(self, limit: int = 1000) -> bytes:
+        """The start of what stdout holds that no reader has taken yet: a partial line, without its newline."""
+        buffer = getattr(self.proc.stdout, "_buffer", None)
+        return bytes(buffer[:limit]) if buffer else b""
 
     async def exited(self) -> int:
         """The program's exit code once it has exited, whoever still holds its pipes. Cancelling the caller

@@ -28,7 +28,11 @@ def check_store(path: Path | str) -> None:
             parent = parent.parent
         if not parent.is_dir():
             raise HarnessError(f"results store {path}: cannot create its folder ({parent} is a file)")
+        if why := _unwritable(parent):
+            raise HarnessError(f"results store {path}: cannot create it ({why})")
         return
+    if why := _unwritable(path.parent) or _unwritable(path):  # SQLite writes a journal beside the file
+        raise HarnessError(f"results store {path}: cannot write to it ({why})")
     try:
         db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     except sqlite3.Error as exc:
@@ -39,6 +43,17 @@ def check_store(path: Path | str) -> None:
         raise HarnessError(f"results store {path}: cannot open ({one_line(exc)})") from exc
     finally:
         db.close()
+
+
+def _unwritable(path: Path) -> str:
+    """Why we could not write ``path`` (a read-only file system, no permission), or "" when we can."""
+    try:
+        if os.statvfs(path).f_flag & os.ST_RDONLY:
+            return f"{path} is on a read-only file system"
+    except (OSError, AttributeError):  # pragma: no cover - no statvfs: the permission check below still runs
+        pass
+    return "" if os.access(path, os.W_OK) else f"{path} is not writable"
+
 
 
 def refuse_foreign(db: sqlite3.Connection, path: Path) -> None:
