@@ -228,3 +228,51 @@ def test_history_newest_first_with_changes(tmp_path: Path) -> None:
     assert "▲ +0.2500" in table and "0.7500" in table
     missing = run("history", "--skill", "calc", "--store", tmp_path / "none.db")
     assert missing.exit_code == 2 and not (tmp_path / "none.db").exists()
+
+
+def test_run_interrupted_ranks_nothing_and_writes_every_partial_report(tmp_path: Path) -> None:
+    import signal
+    import sqlite3
+    import subprocess
+    import sys
+    import time
+
+    skills = tmp_path / "skills"
+    for name in ("slow_a", "slow_b"):
+        folder = make_skill(skills, name, tags=["math"], description="slow echo")
+        (folder / "skill.py").write_text(
+            "import json, sys, time\nfor line in sys.stdin:\n    r = json.loads(line)\n    time.sleep(0.1)\n"
+            "    print(json.dumps({'jsonrpc': '2.0', 'id': r['id'], 'result': {'result': 'ok'}}), flush=True)\n")
+        (folder / "adapter.config.json").write_text('{"persistent": true}')
+    tasks = tmp_path / "tasks.json"
+    expected = {"type": "exact", "value": "ok"}
+    tasks.write_text(json.dumps([{"id": f"t{i}", "inputData": {}, "expectedOutput": expected} for i in range(300)]))
+    db = tmp_path / "s.db"
+    proc = subprocess.Popen([sys.executable, "-m", "eval_skills", "run", "--skills-dir", str(skills), "--tasks",
+                             str(tasks), "--concurrency", "1", "--min-completion", "0", "--format", "json",
+                             "--output-dir", str(tmp_path / "r"), "--store", str(db)], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    done, deadline = 0, time.time() + 30
+    while time.time() < deadline and done < 3:
+        time.sleep(0.2)
+        try:
+            with sqlite3.connect(db) as conn:
+                done = conn.execute("select count(*) from task_results").fetchone()[0]
+        except sqlite3.Error:
+            pass
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "no ranking: the run was interrupted" in out and "selected" not in out, out
+    (written,) = [json.loads(f.read_text()) for f in (tmp_path / "r").glob("*.json")]
+    assert {r["skillId"] for r in written} == {"slow_a", "slow_b"} and all(r["interrupted"] for r in written)
+
+
+def test_select_never_ranks_an_interrupted_report(tmp_path: Path) -> None:
+    skills, _ = candidates(tmp_path)
+    path = tmp_path / "partial.json"
+    path.write_text(json.dumps([{**report("fast", 1.0), "interrupted": True}, report("accurate", 0.9)]))
+    doc = json.loads(run("select", "--from", skills, "--reports", path, cwd=tmp_path).stdout)
+    assert [s["skillId"] for s in doc["selected"]] == ["accurate"]
+    assert {"skillId": "fast", "path": str(skills / "fast" / "skill.json"),
+            "reason": "its evaluation was interrupted (partial results are not ranked)"} in doc["excluded"]
