@@ -109,9 +109,9 @@ def _check_name(name: str, template: str, description: str) -> None:
 
     if template == "agent_skill":
         check_agent_skill_name(name, description)
-    elif not re.fullmatch(r"[a-z0-9_-]+", name):
+    elif not re.fullmatch(r"[a-z0-9_][a-z0-9_-]*", name):
         raise InputError(f"skill name {name!r} is not a valid skill id", field="--name",
-                         hint="use lowercase letters, digits, _ and -")
+                         hint="use lowercase letters, digits, _ and -, not starting with -")
 
 
 def create_skill(name: str, template: str, output_dir: Path, description: str | None = None) -> Path:
@@ -171,6 +171,11 @@ def init_project(folder: Path, *, force: bool = False) -> list[Path]:
     from ..config import PROJECT_CONFIG
 
     folder = Path(folder)
+    for place in (folder, *folder.parents):  # the folder, or a folder on its way, that is a file
+        if place.exists():
+            if not place.is_dir():
+                raise InputError("is a file, not a folder", file=str(place), hint="choose another --dir")
+            break
     config = folder / PROJECT_CONFIG
     if config.exists() and not force:
         raise InputError("already exists", file=str(config), hint="pass --force to replace it")
