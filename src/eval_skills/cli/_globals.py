@@ -10,35 +10,17 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from collections.abc import Callable
 from typing import Any
 
 import click
 
 from .._version import __version__
+from ..formats.untrusted import terminal_text
 
 FLAGS = ("--json", "--no-color", "-v", "--verbose")
 VALUED = ("-c", "--config")
 _MARK = "_eval_skills_globals"
-# what a terminal would act on rather than show: C0/C1 controls (escape sequences, bell, carriage return),
-# bidirectional overrides and line/paragraph separators
-_UNSHOWN = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-
-
-def terminal_text(text: str, *, keep_newlines: bool = False) -> str:
-    """``text`` as it may reach a terminal: what a skill, scorer or server sent (quoted in an error or a log
-    line) can hold escape sequences; each such character is shown as its escape (``\\x1b``), so it is seen,
-    never obeyed, and a one-line message stays one line."""
-    def escape(match: re.Match[str]) -> str:
-        char = match.group()
-        if keep_newlines and char == "\n":
-            return char
-        return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
-
-    return _UNSHOWN.sub(escape, text)
-
-
 class _TerminalFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         return terminal_text(super().format(record), keep_newlines=True)

@@ -21,7 +21,7 @@ import json
 import re
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "NotJSON", "UnusableJSON", "clean_text", "clean_value", "loads_untrusted"]
+__all__ = ["MAX_DEPTH", "NotJSON", "UnusableJSON", "clean_text", "clean_value", "loads_untrusted", "terminal_text"]
 
 MAX_DEPTH = 256  # arrays and objects inside one another; deeper replies are refused
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -105,3 +105,21 @@ def loads_untrusted(data: bytes | bytearray | str, *, allow_nan: bool = False, m
         raise
     except Exception as exc:  # noqa: BLE001 - untrusted input: whatever goes wrong, it is "not JSON"
         raise NotJSON(f"invalid JSON: {type(exc).__name__}") from None
+
+
+# what a terminal would act on rather than show: C0/C1 controls (escape sequences, bell, carriage return),
+# bidirectional overrides and line/paragraph separators
+_UNSHOWN = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_text(text: str, *, keep_newlines: bool = False) -> str:
+    """``text`` as it may reach a terminal: what a skill, scorer or server sent (quoted in an error or a log
+    line) can hold escape sequences; each such character is shown as its escape (``\\x1b``), so it is seen,
+    never obeyed, and a one-line message stays one line."""
+    def escape(match: re.Match[str]) -> str:
+        char = match.group()
+        if keep_newlines and char == "\n":
+            return char
+        return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
+
+    return _UNSHOWN.sub(escape, text)
