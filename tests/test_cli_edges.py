@@ -267,7 +267,7 @@ def test_a_skill_evaluated_only_in_an_interrupted_run_is_not_called_never_evalua
     found = {f["id"]: f for f in json.loads(process("find", "--store", "s.db", "--json", cwd=project).stdout)}
     assert found["alpha"]["completionRate"] == 0.9 and found["alpha"]["unfinishedEvaluation"] is None
     assert found["beta"]["evaluated"] is False and found["beta"]["unfinishedEvaluation"] == "interrupted"
-    table = process("find", "--store", "s.db", cwd=project).stdout
+    table = process("find", "--store", "s.db", cwd=project, env={"COLUMNS": "200"}).stdout
     assert "no finished evaluation (interrupted)" in table and "never evaluated" not in table
     selection = json.loads(process("select", "--from", "skills", "--store", "s.db", cwd=project).stdout)
     assert selection["excluded"] == [{"skillId": "beta", "path": str(project / "skills" / "beta" / "skill.json"),

@@ -79,7 +79,8 @@ def test_find_ranks_by_relevance_or_by_recorded_completion(tmp_path: Path) -> No
     at_least = json.loads(run("find", "--min-completion", "0.7", "--limit", "1", "--skills-dir", skills,
                               "--store", tmp_path / "s.db", "--json", cwd=tmp_path).stdout)
     assert [f["id"] for f in at_least] == ["calculator"]
-    table = run("find", "--skills-dir", skills, "--store", tmp_path / "s.db", cwd=tmp_path).stdout
+    table = run("find", "--skills-dir", skills, "--store", tmp_path / "s.db", cwd=tmp_path,
+                env={"COLUMNS": "200"}).stdout
     assert "never evaluated" in table and "90.00%" in table
     assert not (tmp_path / "eval-skills.db").exists()  # looking never creates a store
 
@@ -276,3 +277,24 @@ def test_select_never_ranks_an_interrupted_report(tmp_path: Path) -> None:
     assert [s["skillId"] for s in doc["selected"]] == ["accurate"]
     assert {"skillId": "fast", "path": str(skills / "fast" / "skill.json"),
             "reason": "its evaluation was interrupted (partial results are not ranked)"} in doc["excluded"]
+
+
+@pytest.mark.parametrize("columns", ["80", "50"])
+def test_find_and_benchmarks_list_fit_the_terminal_and_drop_no_column(tmp_path: Path, columns: str) -> None:
+    skills = tmp_path / "a-rather-long-folder-name-for-skills"
+    make_skill(skills, "a_skill_with_a_long_identifier", tags=["retrieval", "api", "production-ready"],
+               description="web search")
+    make_skill(skills, "short", tags=["web"], description="web search")
+    width = int(columns)
+    found = run("find", "-q", "web", "--skills-dir", skills, "--store", tmp_path / "none.db", cwd=tmp_path,
+                env={"COLUMNS": columns})
+    listed = run("benchmarks", "list", "--benchmarks-dir", tmp_path, cwd=tmp_path, env={"COLUMNS": columns})
+    for out, header, last in ((found, "path", str(skills / "short")), (listed, "source", "G1_query.json")):
+        assert out.exit_code == 0, out.output
+        lines = out.stdout.splitlines()
+        # 80 columns: within them; 50: as narrow as the columns folded allow (wider, never a column lost)
+        assert max(map(len, lines)) <= (80 if width == 80 else 75), out.stdout
+        row = next(i for i, line in enumerate(lines) if line.rstrip().endswith(header))  # a header may fold
+        start = lines[row].index(header)
+        column = "".join(line[start:].strip() for line in lines[row + 1:])
+        assert last.replace(" ", "") in column.replace(" ", ""), out.stdout  # the last column whole, folded
