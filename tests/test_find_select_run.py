@@ -298,3 +298,19 @@ def test_find_and_benchmarks_list_fit_the_terminal_and_drop_no_column(tmp_path: 
         start = lines[row].index(header)
         column = "".join(line[start:].strip() for line in lines[row + 1:])
         assert last.replace(" ", "") in column.replace(" ", ""), out.stdout  # the last column whole, folded
+
+
+def test_the_selection_table_fits_80_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    from eval_skills.cli.select_cmd import print_selection
+    from eval_skills.formats.skill import load_skill
+    from eval_skills.selection import Strategy, select_skills
+
+    folder = make_skill(tmp_path, "a_really_long_skill_identifier_for_testing", tags=[])
+    skill = load_skill(folder)
+    long = {**report(skill.id, 0.9, p95=12345.6, tokens=123456), "skillVersion": "1.0.0-beta.1+build"}
+    monkeypatch.delenv("COLUMNS", raising=False)  # piped: 80 columns
+    print_selection(select_skills([skill], {skill.id: long}, Strategy()))
+    shown = capsys.readouterr().out
+    assert max(map(len, shown.splitlines())) <= 80, shown
+    assert "12345.6" in shown and "123,456" in shown  # numbers are never cut
