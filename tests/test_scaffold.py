@@ -39,11 +39,14 @@ def test_init_writes_a_commented_config_and_folders(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("under", ["", "sub/deeper"])
-def test_init_into_a_file_says_it_is_a_file(tmp_path: Path, under: str) -> None:
+def test_init_and_create_into_a_file_say_it_is_a_file(tmp_path: Path, under: str) -> None:
     (tmp_path / "afile").write_text("mine\n")
     out = run("init", "--dir", tmp_path / "afile" / under)
     assert out.exit_code == 2, out.output
     assert out.stderr.strip() == f"error: {tmp_path / 'afile'}: is a file, not a folder (choose another --dir)"
+    made = run("create", "--name", "x", "--output-dir", tmp_path / "afile" / under)
+    assert made.exit_code == 2, made.output
+    assert made.stderr.strip() == f"error: {tmp_path / 'afile'}: is a file, not a folder (choose another --output-dir)"
     assert (tmp_path / "afile").read_text() == "mine\n"
 
 
