@@ -93,6 +93,10 @@ def test_one_stdio_session_answers_concurrently_with_outputs_errors_and_timeouts
             with pytest.raises(SkillRpcError, match="the tool reported an error: .*failing on purpose: no") as err:
                 await adapter.invoke({"do": "fail", "text": "no"}, 5)
             seen["retryable"] = err.value.retryable
+            # a tool that raises: the SDK says only "Error executing tool act"; the server's log says what
+            raised = await asyncio.gather(*(adapter.invoke({"do": "raise", "text": f"n{i}"}, 5) for i in range(3)),
+                                          return_exceptions=True)
+            seen["raised"] = [str(exc) for exc in raised]
             began = time.perf_counter()
             with pytest.raises(SkillTimeout, match="no result within 0.3s"):
                 await adapter.invoke({"do": "slow", "seconds": 30, "text": "late"}, 0.3)
@@ -124,6 +128,8 @@ def test_one_stdio_session_answers_concurrently_with_outputs_errors_and_timeouts
     assert seen["shout"] == "HI!"  # text content
     assert seen["usage"] == Usage(3, 4, 7)
     assert seen["retryable"] is False
+    assert seen["raised"] == [f"the tool reported an error: Error executing tool act (the server's stderr: "
+                              f"ValueError: raised on purpose: n{i})" for i in range(3)]
     assert seen["timeout_s"] < 2
     assert seen["concurrent_s"] < 1.5, "four 0.5 s calls share one session concurrently"
     assert seen["slow"] == [{"result": str(i)} for i in range(4)]
@@ -339,3 +345,18 @@ def test_a_tool_returning_json_text_is_scored_on_that_json_as_the_original_reads
     assert results["list"].output == [1, "a"] and results["list"].status == "pass"
     assert results["not-json"].output == {"result": "{not json"} and results["not-json"].status == "pass"
     assert results["plain"].output == {"result": "plain words"} and results["plain"].status == "pass"
+
+
+def test_crash_detail_reads_a_plain_traceback_and_leaves_told_errors_alone() -> None:
+    from eval_skills.adapters._mcp_stdio import crash_detail
+
+    log = ("Traceback (most recent call last):\n  File \"s.py\", line 3, in act\n    boom()\n"
+           "KeyError: 'missing'\n\nThe above exception was the direct cause of the following exception:\n"
+           "mcp.server.mcpserver.exceptions.UnexpectedToolError: Error executing tool act\n"
+           "Traceback (most recent call last):\nZeroDivisionError: division by zero\n")
+    detail, used = crash_detail("Error executing tool act", log)
+    assert detail == "KeyError: 'missing'" and log[used:].startswith("\nThe above")
+    assert crash_detail("Error executing tool act", log[used:])[0] == "ZeroDivisionError: division by zero"
+    assert crash_detail("Error executing tool act", "listening\nstill alive\n") == ("listening | still alive", 22)
+    assert crash_detail("Error executing tool act: told", log) == (None, 0)
+    assert crash_detail("Error executing tool act", "") == (None, 0)

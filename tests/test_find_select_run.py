@@ -79,7 +79,8 @@ def test_find_ranks_by_relevance_or_by_recorded_completion(tmp_path: Path) -> No
     at_least = json.loads(run("find", "--min-completion", "0.7", "--limit", "1", "--skills-dir", skills,
                               "--store", tmp_path / "s.db", "--json", cwd=tmp_path).stdout)
     assert [f["id"] for f in at_least] == ["calculator"]
-    table = run("find", "--skills-dir", skills, "--store", tmp_path / "s.db", cwd=tmp_path).stdout
+    table = run("find", "--skills-dir", skills, "--store", tmp_path / "s.db", cwd=tmp_path,
+                env={"COLUMNS": "200"}).stdout
     assert "never evaluated" in table and "90.00%" in table
     assert not (tmp_path / "eval-skills.db").exists()  # looking never creates a store
 
@@ -240,3 +241,88 @@ def test_select_empty_filter_lists_are_no_filter(tmp_path: Path) -> None:
     doc = json.loads(out.stdout)
     assert sorted(s["skillId"] for s in doc["selected"]) == ["accurate", "fast", "flaky", "untagged"]
     assert [e["reason"] for e in doc["excluded"]] == ["no evaluation report"]
+
+
+def test_run_interrupted_ranks_nothing_and_writes_every_partial_report(tmp_path: Path) -> None:
+    import signal
+    import sqlite3
+    import subprocess
+    import sys
+    import time
+
+    skills = tmp_path / "skills"
+    for name in ("slow_a", "slow_b"):
+        folder = make_skill(skills, name, tags=["math"], description="slow echo")
+        (folder / "skill.py").write_text(
+            "import json, sys, time\nfor line in sys.stdin:\n    r = json.loads(line)\n    time.sleep(0.1)\n"
+            "    print(json.dumps({'jsonrpc': '2.0', 'id': r['id'], 'result': {'result': 'ok'}}), flush=True)\n")
+        (folder / "adapter.config.json").write_text('{"persistent": true}')
+    tasks = tmp_path / "tasks.json"
+    expected = {"type": "exact", "value": "ok"}
+    tasks.write_text(json.dumps([{"id": f"t{i}", "inputData": {}, "expectedOutput": expected} for i in range(300)]))
+    db = tmp_path / "s.db"
+    proc = subprocess.Popen([sys.executable, "-m", "eval_skills", "run", "--skills-dir", str(skills), "--tasks",
+                             str(tasks), "--concurrency", "1", "--min-completion", "0", "--format", "json",
+                             "--output-dir", str(tmp_path / "r"), "--store", str(db)], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    done, deadline = 0, time.time() + 30
+    while time.time() < deadline and done < 3:
+        time.sleep(0.2)
+        try:
+            with sqlite3.connect(db) as conn:
+                done = conn.execute("select count(*) from task_results").fetchone()[0]
+        except sqlite3.Error:
+            pass
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "no ranking: the run was interrupted" in out and "selected" not in out, out
+    (written,) = [json.loads(f.read_text()) for f in (tmp_path / "r").glob("*.json")]
+    assert {r["skillId"] for r in written} == {"slow_a", "slow_b"} and all(r["interrupted"] for r in written)
+
+
+def test_select_never_ranks_an_interrupted_report(tmp_path: Path) -> None:
+    skills, _ = candidates(tmp_path)
+    path = tmp_path / "partial.json"
+    path.write_text(json.dumps([{**report("fast", 1.0), "interrupted": True}, report("accurate", 0.9)]))
+    doc = json.loads(run("select", "--from", skills, "--reports", path, cwd=tmp_path).stdout)
+    assert [s["skillId"] for s in doc["selected"]] == ["accurate"]
+    assert {"skillId": "fast", "path": str(skills / "fast" / "skill.json"),
+            "reason": "its evaluation was interrupted (partial results are not ranked)"} in doc["excluded"]
+
+
+@pytest.mark.parametrize("columns", ["80", "50"])
+def test_find_and_benchmarks_list_fit_the_terminal_and_drop_no_column(tmp_path: Path, columns: str) -> None:
+    skills = tmp_path / "a-rather-long-folder-name-for-skills"
+    make_skill(skills, "a_skill_with_a_long_identifier", tags=["retrieval", "api", "production-ready"],
+               description="web search")
+    make_skill(skills, "short", tags=["web"], description="web search")
+    width = int(columns)
+    found = run("find", "-q", "web", "--skills-dir", skills, "--store", tmp_path / "none.db", cwd=tmp_path,
+                env={"COLUMNS": columns})
+    listed = run("benchmarks", "list", "--benchmarks-dir", tmp_path, cwd=tmp_path, env={"COLUMNS": columns})
+    for out, header, last in ((found, "path", str(skills / "short")), (listed, "source", "G1_query.json")):
+        assert out.exit_code == 0, out.output
+        lines = out.stdout.splitlines()
+        # 80 columns: within them; 50: as narrow as the columns folded allow (wider, never a column lost)
+        assert max(map(len, lines)) <= (80 if width == 80 else 75), out.stdout
+        row = next(i for i, line in enumerate(lines) if line.rstrip().endswith(header))  # a header may fold
+        start = lines[row].index(header)
+        column = "".join(line[start:].strip() for line in lines[row + 1:])
+        assert last.replace(" ", "") in column.replace(" ", ""), out.stdout  # the last column whole, folded
+
+
+def test_the_selection_table_fits_80_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    from eval_skills.cli.select_cmd import print_selection
+    from eval_skills.formats.skill import load_skill
+    from eval_skills.selection import Strategy, select_skills
+
+    folder = make_skill(tmp_path, "a_really_long_skill_identifier_for_testing", tags=[])
+    skill = load_skill(folder)
+    long = {**report(skill.id, 0.9, p95=12345.6, tokens=123456), "skillVersion": "1.0.0-beta.1+build"}
+    monkeypatch.delenv("COLUMNS", raising=False)  # piped: 80 columns
+    print_selection(select_skills([skill], {skill.id: long}, Strategy()))
+    shown = capsys.readouterr().out
+    assert max(map(len, shown.splitlines())) <= 80, shown
+    assert "12345.6" in shown and "123,456" in shown  # numbers are never cut

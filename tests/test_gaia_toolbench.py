@@ -161,5 +161,5 @@ def test_a_benchmark_file_that_does_not_load_is_listed_with_its_problem_once(tmp
     entry = next(b for b in listed if b["id"] == "broken")
     assert entry["source"] == str(folder / "broken.json")
     assert entry["problem"].startswith("invalid JSON at line 1 column 2") and str(folder) not in entry["problem"]
-    text = run("benchmarks", "list", "--benchmarks-dir", folder).stdout
+    text = run("benchmarks", "list", "--benchmarks-dir", folder, env={"COLUMNS": "200"}).stdout
     assert text.count("broken.json") == 1

@@ -228,6 +228,17 @@ def test_csv_parses_back(tmp_path: Path) -> None:
     assert render_csv([]).strip() == ",".join(CSV_COLUMNS)
 
 
+def test_csv_escapes_control_characters_as_the_terminal_does() -> None:
+    report = make_report(tasks=[task("t\x00id", "error", error="\x1b[31mred\x1b[0m\tend\r",
+                                     reason="-\u202eevil\nline", output={"text": "\x9b2J\u2028"})])
+    (row,) = list(csv.DictReader(io.StringIO(render_csv([report]))))
+    assert row["taskId"] == "t\\x00id"
+    assert row["error"] == "\\x1b[31mred\\x1b[0m\\x09end\\x0d"
+    assert row["reason"] == "'-\\u202eevil\nline"  # a line feed stays; still never a formula
+    assert row["output"] == '{"text":"\\x9b2J\\u2028"}'
+    assert not any(ch in "".join(row.values()) for ch in "\x00\x1b\x9b\r\t\u202e\u2028")
+
+
 def test_unknown_format_writes_nothing(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="unknown report format 'pdf'") as exc:
         write_reports([make_report()], ["json", "pdf"], tmp_path / "out")

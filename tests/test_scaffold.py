@@ -38,6 +38,18 @@ def test_init_writes_a_commented_config_and_folders(tmp_path: Path) -> None:
     assert "# concurrency: 4" in (proj / "eval-skills.config.yaml").read_text()
 
 
+@pytest.mark.parametrize("under", ["", "sub/deeper"])
+def test_init_and_create_into_a_file_say_it_is_a_file(tmp_path: Path, under: str) -> None:
+    (tmp_path / "afile").write_text("mine\n")
+    out = run("init", "--dir", tmp_path / "afile" / under)
+    assert out.exit_code == 2, out.output
+    assert out.stderr.strip() == f"error: {tmp_path / 'afile'}: is a file, not a folder (choose another --dir)"
+    made = run("create", "--name", "x", "--output-dir", tmp_path / "afile" / under)
+    assert made.exit_code == 2, made.output
+    assert made.stderr.strip() == f"error: {tmp_path / 'afile'}: is a file, not a folder (choose another --output-dir)"
+    assert (tmp_path / "afile").read_text() == "mine\n"
+
+
 @pytest.mark.parametrize("template", ["python_script", "http_request", "mcp_tool"])
 def test_generated_tool_skill_passes_its_own_test(tmp_path: Path, template: str) -> None:
     name = f"gen_{template}"
@@ -114,6 +126,8 @@ def test_agent_skill_template_is_a_valid_agent_skill(tmp_path: Path) -> None:
     (["--name", "x", "--from-template", "flask"], "unknown template 'flask'"),
     (["--name", "Bad Name", "--from-template", "python_script"], "--name"),
     (["--name", "under_score", "--from-template", "agent_skill"], "--name"),
+    (["--name", "-dash", "--from-template", "python_script"], "not starting with -"),
+    (["--name=-dash", "--from-template", "agent_skill"], "--name"),
 ])
 def test_bad_create_input_is_one_line_and_writes_nothing(tmp_path: Path, args: list[str], message: str) -> None:
     out = run("create", *args, "--output-dir", tmp_path / "skills")

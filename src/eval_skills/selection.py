@@ -82,6 +82,10 @@ def select_skills(skills: Sequence[Skill], reports: Mapping[str, Mapping[str, An
         if report is None:
             excluded.append({"skillId": skill.id, "path": str(skill.path), "reason": "no evaluation report"})
             continue
+        if report.get("interrupted") is True:
+            excluded.append({"skillId": skill.id, "path": str(skill.path),
+                             "reason": "its evaluation was interrupted (partial results are not ranked)"})
+            continue
         metrics = metrics_of(report)
         reason = _why_not(skill, metrics, strategy)
         if reason is not None:

@@ -56,6 +56,8 @@ async def act(do: str, text: str = "", seconds: float = 0.0) -> str:
         await asyncio.sleep(seconds)
     if do == "fail":
         raise ToolError(f"failing on purpose: {text}")
+    if do == "raise":  # a crash of the tool, not of the server: the client is told only the tool's name
+        raise ValueError(f"raised on purpose: {text}")
     if do == "crash":
         print("crashing on purpose", file=sys.stderr, flush=True)
         os._exit(3)

@@ -174,3 +174,27 @@ class StdioServer:
             stdin.close()
         await child.wait_exit(self.grace)
         await child.kill()
+
+
+_GENERIC = re.compile(r"Error executing tool [^:]*")  # all the mcp SDK tells a client of a tool that crashed
+_EXCEPTION = re.compile(r"^((?:[A-Za-z_][\w.]*)?(?:Error|Exception)\b:?.*)$")
+_SDK_WRAPPER = re.compile(r"^(?:mcp\S*\.)?(?:Unexpected)?ToolError\b")  # the SDK's own wrapper: no news
+_BOX = re.compile("[\u2500-\u257f]")  # the frames of a traceback drawn by rich
+
+
+def crash_detail(message: str, stderr: str) -> tuple[str | None, int]:
+    """What the server wrote on stderr about a tool that crashed, when its error ``message`` names only the
+    tool (the mcp SDK keeps the exception to itself and logs it): the first exception line of a traceback
+    (``ValueError: bad input``), else the last lines written, on one line; None when there is nothing. With
+    it, how many characters of ``stderr`` it used (through that line), so that concurrent calls that crashed
+    each take their own traceback, in the order the server logged them."""
+    if not _GENERIC.fullmatch(message.strip()):
+        return None, 0
+    used = 0
+    for raw in stderr.splitlines(keepends=True):
+        used += len(raw)
+        line = " ".join(raw.split())
+        if line and not _BOX.search(line) and _EXCEPTION.match(line) and not _SDK_WRAPPER.match(line):
+            return line[:300], used
+    lines = [" ".join(line.split()) for line in stderr.splitlines() if not _BOX.search(line)]
+    return " | ".join(line for line in lines if line)[-300:] or None, len(stderr)

@@ -46,7 +46,7 @@ from ..formats.skill import ADAPTER_CONFIG_FILE, Skill
 from ..formats.untrusted import NotJSON, loads_untrusted
 from ..results import Invocation
 from ._mcp_http import mcp_http_client
-from ._mcp_stdio import UNUSABLE, StdioServer
+from ._mcp_stdio import _GENERIC, UNUSABLE, StdioServer, crash_detail
 from ._process import Child, child_env, describe_exit, parse_usage, resolve_argv
 from .base import Adapter
 from .http import health_url, request_headers, start_server
@@ -279,6 +279,7 @@ class McpAdapter(Adapter):
         self._session: _Session | None = None
         self._opening: asyncio.Future[_Session] | None = None
         self._down: str | None = None  # why the server could not be started again
+        self._stderr_read: tuple[Any, int] = (None, 0)  # how far crash reports have read a server's stderr
         self._server: Child | None = None  # the HTTP server ``start`` launched
         self._tool: mcp_types.Tool | None = None
 
@@ -412,6 +413,8 @@ class McpAdapter(Adapter):
             raise SkillProtocolError(f"an MCP tool takes an object of arguments; this inputData is a "
                                      f"{type(input_data).__name__}")
         session = await self._ensure()  # a fresh server after a crash: its start is not the task's latency
+        ring = self._stderr_ring(session)
+        mark = ring.total if ring is not None else 0
         started = time.perf_counter()
         try:
             result = await session.call(self.tool, input_data, timeout)
@@ -422,6 +425,13 @@ class McpAdapter(Adapter):
         if result.is_error:
             texts = _texts(result)
             message = "\n".join(texts) if texts else json.dumps(result_output(result))
+            if ring is not None and _GENERIC.fullmatch(message.strip()):
+                await asyncio.sleep(0.05)  # the traceback the server logged before it answered: let it be read
+                read_ring, read = self._stderr_read
+                written = ring.since(max(mark, read) if read_ring is ring else mark)
+                detail, used = crash_detail(message, written)
+                self._stderr_read = (ring, ring.total - len(written[used:].encode()))
+                message += f" (the server's stderr: {detail})" if detail else ""
             message = " ".join(self.redact(message).split())
             error = SkillRpcError(f"the tool reported an error: {message[:500]}{'...' if len(message) > 500 else ''}")
             error.latency_ms = latency_ms
@@ -429,6 +439,12 @@ class McpAdapter(Adapter):
         output = result_output(result)
         usage = parse_usage(output.get("usage")) if isinstance(output, dict) and "usage" in output else None
         return Invocation(output=output, usage=usage, latency_ms=latency_ms)
+
+    def _stderr_ring(self, session: _Session) -> Any:
+        """Where the server's stderr is kept: the stdio program's, or that of the HTTP server we started."""
+        if session.stdio is not None:
+            return session.stdio.child.stderr if session.stdio.child is not None else None
+        return self._server.stderr if self._server is not None else None
 
     async def close(self) -> None:
         """End the session and stop the servers the harness started. Never raises."""

@@ -13,7 +13,8 @@ from typing import Any
 import click
 
 from .._version import __version__
-from ._globals import GlobalsGroup, add_global_options, global_options, terminal_text
+from ..formats.untrusted import shown_text
+from ._globals import GlobalsGroup, add_global_options, global_options
 
 # command name -> "module:attribute" (relative to this package)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -94,7 +95,7 @@ class LazyGroup(GlobalsGroup):
         except EvalSkillsError as exc:
             if os.environ.get("EVAL_SKILLS_DEBUG", "") not in ("", "0"):
                 raise
-            click.echo(f"error: {terminal_text(exc.line() if isinstance(exc, InputError) else str(exc))}", err=True)
+            click.echo(f"error: {shown_text(exc.line() if isinstance(exc, InputError) else str(exc))}", err=True)
             code = EXIT_USAGE
         except OSError as exc:  # a path the system refuses: too long, a symlink loop, no permission, ...
             if os.environ.get("EVAL_SKILLS_DEBUG", "") not in ("", "0") or exc.filename is None:

@@ -16,23 +16,16 @@ from typing import Any
 import click
 
 from .._version import __version__
+from ..formats.untrusted import shown_text
 
 FLAGS = ("--json", "--no-color", "-v", "--verbose")
 VALUED = ("-c", "--config")
 _MARK = "_eval_skills_globals"
 
 
-def terminal_text(text: str, *, keep_newlines: bool = False) -> str:
-    """``text`` as it may reach a terminal: what a skill, scorer or server sent (quoted in an error or a log
-    line) can hold escape sequences; each such character is shown as its escape (``\\x1b``)."""
-    from ..formats.untrusted import shown_text
-
-    return shown_text(text, keep_newlines=keep_newlines)
-
-
 class _TerminalFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        return terminal_text(super().format(record), keep_newlines=True)
+        return shown_text(super().format(record), keep_newlines=True)
 
 
 def move_leading_globals(args: list[str]) -> list[str]:
@@ -139,3 +132,47 @@ def make_console() -> Any:
 
     width = None if sys.stdout.isatty() else 200
     return Console(highlight=False, markup=False, width=width)
+
+
+def fitted_table(title: str, columns: list[tuple[str, str]], *, keep: int = 12) -> Any:
+    """A table that fits the terminal (piped: ``COLUMNS``, else 80 columns) as the eval summary does: no frame;
+    columns ``(name, "fold")`` fold (the first of them, an id, keeping ``keep`` columns when it can),
+    ``"keep"`` and ``"num"`` (right-aligned) never wrap. Print it with :func:`print_fitted`."""
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left", box=None, padding=(0, 1), pad_edge=False,
+                  header_style="bold underline")
+    first = next((name for name, mode in columns if mode == "fold"), None)
+    for name, mode in columns:
+        table.add_column(name, overflow="fold", no_wrap=mode != "fold", justify="right" if mode == "num" else "left",
+                         min_width=keep if name == first else None)
+    return table
+
+
+def print_fitted(table: Any, fold_to: int = 6) -> None:
+    """Print ``table`` on the terminal's width. The columns that never wrap keep their width; the folding
+    ones share the room left evenly (one that needs less than its share keeps its own width and leaves the
+    rest to the others), none below ``fold_to`` columns (or its ``min_width``): when even that is too wide,
+    the table is printed wider rather than losing a column. Markup off, as in :func:`make_console`."""
+    from rich.cells import cell_len
+    from rich.console import Console
+
+    console = Console(highlight=False, markup=False)
+    natural = {id(c): max(cell_len(str(cell)) for cell in [c.header, *c.cells]) for c in table.columns}
+    folding = [c for c in table.columns if not c.no_wrap]
+    floor = {id(c): min(natural[id(c)], c.min_width or fold_to) for c in folding}
+    room = console.width - 2 * (len(table.columns) - 1) - sum(natural[id(c)] for c in table.columns if c.no_wrap)
+    room = max(room, sum(floor.values()))
+    waiting = sorted(folding, key=lambda c: natural[id(c)])
+    while waiting:  # smallest first: those under the even share keep their width
+        share = room // len(waiting)
+        column = waiting.pop(0)
+        column.width = max(floor[id(column)], min(natural[id(column)], share))
+        room -= column.width
+    for column in table.columns:
+        if column.no_wrap:
+            column.width = natural[id(column)]
+    needed = sum(c.width for c in table.columns) + 2 * (len(table.columns) - 1)
+    if needed > console.width:
+        console = Console(highlight=False, markup=False, width=needed)
+    console.print(table)

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ._globals import group, make_console
+from ._globals import fitted_table, group, print_fitted
 from ._options import GreedyCommand, split_words
 
 
@@ -45,15 +45,12 @@ def list_command(folders: tuple[Path, ...], config_path: Path | None, as_json: b
     if as_json:
         click.echo(json.dumps([i.to_json() for i in infos], indent=2, ensure_ascii=False))
         return
-    from rich.table import Table
-
-    table = Table(title=f"{len(infos)} benchmark(s)", title_justify="left")
-    for column in ("id", "domain", "tasks", "scorers", "source"):
-        table.add_column(column, justify="right" if column == "tasks" else "left")
+    table = fitted_table(f"{len(infos)} benchmark(s)", [("id", "fold"), ("domain", "fold"), ("tasks", "num"),
+                                                         ("scorers", "fold"), ("source", "fold")])
     for i in infos:
         table.add_row(i.id, i.domain, "" if i.tasks is None else str(i.tasks), ", ".join(i.scorers),
                       i.source + (f": {i.problem}" if i.problem else ""))
-    make_console().print(table)
+    print_fitted(table)
 
 
 @benchmarks_group.group("import", cls=type(benchmarks_group), no_args_is_help=False)

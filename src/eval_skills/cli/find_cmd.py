@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from ._globals import make_console
+from ._globals import fitted_table, print_fitted
 from ._options import FiniteFloat, GreedyCommand
 
 log = logging.getLogger("eval_skills.find")
@@ -59,15 +59,12 @@ def find_command(query: str | None, tags: tuple[str, ...], adapter: str | None, 
     if not found:
         click.echo("no skills match")
         return
-    from rich.table import Table
-
-    table = Table(title=f"{len(found)} skill(s)", title_justify="left")
-    columns = ["#", "id", "version", "adapter", "tags", "completion"] + (["relevance"] if query else []) + ["path"]
-    for column in columns:
-        table.add_column(column, overflow="fold")
+    columns = [("#", "num"), ("id", "fold"), ("version", "fold"), ("adapter", "keep"), ("tags", "fold"),
+               ("completion", "fold")] + ([("relevance", "num")] if query else []) + [("path", "fold")]
+    table = fitted_table(f"{len(found)} skill(s)", columns)
     for rank, f in enumerate(found, start=1):
         m = f.skill.manifest
         row = [str(rank), m.id, m.version, m.adapterType, ", ".join(m.tags), _completion(f)]
         row += [f"{f.relevance:g}"] if query else []
         table.add_row(*row, str(f.skill.path.parent))
-    make_console().print(table)
+    print_fitted(table)

@@ -86,8 +86,11 @@ def run_command(ctx: click.Context, **params: Any) -> None:
         picked: list[Any] = []
 
         def keep(reports: list[dict[str, Any]]) -> list[dict[str, Any]]:
-            """The reports written: those of the selected skills."""
+            """The reports written: those of the selected skills; after an interrupted run (nothing ranks on
+            partial results) every skill's, holding what finished, as ``eval`` writes them."""
             picked.append(select_skills(skills, {r["skillId"]: r for r in reports}, strategy))
+            if any(r.get("interrupted") for r in reports):
+                return reports
             chosen = {s["skillId"] for s in picked[0].selected}
             return [r for r in reports if r["skillId"] in chosen]
 
@@ -101,10 +104,14 @@ def run_command(ctx: click.Context, **params: Any) -> None:
                               indent=2, ensure_ascii=False, default=str))
     else:
         console = print_summary(make_console(), outcome.reports)
-        print_selection(selection)
+        if outcome.interrupted:
+            console.print("no ranking: the run was interrupted and partial results are not ranked; the reports "
+                          "of every skill hold what finished")
+        else:
+            print_selection(selection)
         for path in files:
             console.print(f"report: {path}", markup=False)
-        if not chosen:
+        if not chosen and not outcome.interrupted:
             console.print("no skill met the selection: no report written")
         if outcome.evaluation_id:
             console.print(f"stored as evaluation {outcome.evaluation_id} in {opts['store']}", markup=False)

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from ..errors import InputError
-from ._globals import make_console
+from ._globals import fitted_table, make_console, print_fitted
 from ._options import FiniteFloat, GreedyCommand
 
 log = logging.getLogger("eval_skills.select")
@@ -80,21 +80,19 @@ def strategy_from(path: Path | None, min_completion: float | None, top_k: int | 
 
 
 def print_selection(selection: Any) -> None:
-    from rich.table import Table
-
     def fmt(value: Any, spec: str) -> str:
         return "n/a" if value is None else format(value, spec)
 
-    table = Table(title=f"selected {len(selection.selected)} skill(s), by {selection.strategy.sortBy}",
-                  title_justify="left")
-    for column in ("rank", "skill", "version", "adapter", "completion", "errors", "p95 ms", "composite", "tokens"):
-        table.add_column(column, no_wrap=True)
+    table = fitted_table(f"selected {len(selection.selected)} skill(s), by {selection.strategy.sortBy}",
+                         [("rank", "num"), ("skill", "fold"), ("version", "fold"), ("adapter", "keep"),
+                          *((name, "num") for name in ("completion", "errors", "p95 ms", "composite", "tokens"))],
+                         keep=5)  # as the eval summary's skill column
     for s in selection.selected:
         table.add_row(str(s["rank"]), s["skillId"], s["version"], s["adapterType"], fmt(s["completionRate"], ".4f"),
                       fmt(s["errorRate"], ".4f"), fmt(s["latencyP95Ms"], ".1f"), fmt(s["compositeScore"], ".4f"),
                       fmt(s["totalTokens"], ",.0f"))
+    print_fitted(table)
     console = make_console()
-    console.print(table)
     for e in selection.excluded:
         console.print(f"excluded {e['skillId']}: {e['reason']}")
 

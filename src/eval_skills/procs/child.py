@@ -95,16 +95,23 @@ def excerpt(data: bytes | str, limit: int = 200) -> str:
 class Ring:
     """The last ``size`` bytes written to a stream."""
 
-    __slots__ = ("size", "data")
+    __slots__ = ("size", "data", "total")
 
     def __init__(self, size: int = STDERR_BYTES) -> None:
         self.size = size
         self.data = bytearray()
+        self.total = 0  # bytes ever written: a mark for :meth:`since`
 
     def feed(self, chunk: bytes) -> None:
         self.data += chunk
+        self.total += len(chunk)
         if len(self.data) > self.size:
             del self.data[: len(self.data) - self.size]
+
+    def since(self, mark: int) -> str:
+        """What was written after ``total`` was ``mark`` (as much of it as is still kept)."""
+        kept = min(self.total - mark, len(self.data))
+        return self.data[len(self.data) - kept:].decode("utf-8", "replace") if kept > 0 else ""
 
     def tail(self, chars: int = 1000) -> str:
         """The end of what was written, on one line (its lines joined by `` | ``)."""

@@ -109,9 +109,18 @@ def _check_name(name: str, template: str, description: str) -> None:
 
     if template == "agent_skill":
         check_agent_skill_name(name, description)
-    elif not re.fullmatch(r"[a-z0-9_-]+", name):
+    elif not re.fullmatch(r"[a-z0-9_][a-z0-9_-]*", name):
         raise InputError(f"skill name {name!r} is not a valid skill id", field="--name",
-                         hint="use lowercase letters, digits, _ and -")
+                         hint="use lowercase letters, digits, _ and -, not starting with -")
+
+
+def _refuse_a_file(folder: Path, option: str) -> None:
+    """InputError naming ``folder``, or the folder on its way, when it is a file."""
+    for place in (folder, *folder.parents):
+        if place.exists():
+            if not place.is_dir():
+                raise InputError("is a file, not a folder", file=str(place), hint=f"choose another {option}")
+            return
 
 
 def create_skill(name: str, template: str, output_dir: Path, description: str | None = None) -> Path:
@@ -128,8 +137,7 @@ def create_skill(name: str, template: str, output_dir: Path, description: str | 
     if target.exists() or target.is_symlink():
         raise InputError("already exists; an existing folder is never overwritten", file=str(target),
                          hint="choose another --name or --output-dir")
-    if output_dir.exists() and not output_dir.is_dir():
-        raise InputError("is not a folder", file=str(output_dir), hint="choose another --output-dir")
+    _refuse_a_file(output_dir, "--output-dir")
     output_dir.mkdir(parents=True, exist_ok=True)
     staging = output_dir / f".{name}.{os.getpid()}.tmp"
     try:
@@ -171,6 +179,7 @@ def init_project(folder: Path, *, force: bool = False) -> list[Path]:
     from ..config import PROJECT_CONFIG
 
     folder = Path(folder)
+    _refuse_a_file(folder, "--dir")
     config = folder / PROJECT_CONFIG
     if config.exists() and not force:
         raise InputError("already exists", file=str(config), hint="pass --force to replace it")
