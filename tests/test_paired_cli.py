@@ -239,6 +239,26 @@ def test_interrupt_keeps_finished_runs_and_resume_asks_nothing_twice(tmp_path: P
     assert bench["run_summary"]["without_skill"]["pass_rate"]["mean"] == 0.0
 
 
+def test_a_resume_of_an_iteration_still_running_is_refused(tmp_path: Path) -> None:
+    skill, _, script = small_skill(tmp_path, 2, delay=1.5)  # 4 runs one at a time: 6 s
+    common = ["--skill-path", skill, *agent_args(script), "--no-compare", "--no-store", "--concurrency", 1]
+    iteration = tmp_path / "invoice-check-workspace" / "iteration-1"
+    proc = popen_paired(*common, cwd=tmp_path, script_file=script)
+    deadline = time.time() + 60
+    while time.time() < deadline and not list(iteration.rglob("timing.json")):
+        time.sleep(0.05)
+    out = paired(*common, "--resume", cwd=tmp_path, script_file=script)
+    still_running = proc.poll() is None
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert still_running and out.returncode == 2, out.stderr
+    assert out.stderr.strip() == (f"error: {iteration}: --resume: another eval-skills paired "
+                                  "is running this iteration (wait for it to finish, or stop it first)")
+    assert len(lines(tmp_path / "agent-log.jsonl")) == 4  # the refused one ran nothing
+    out = paired(*common, "--resume", cwd=tmp_path, script_file=script)  # the lock went with the first
+    assert out.returncode == 0, out.stderr
+
+
 def test_sigterm_stops_the_agents_in_flight_exit_143(tmp_path: Path) -> None:
     skill, _, script = small_skill(tmp_path, 1)
     pids = tmp_path / "pids.txt"

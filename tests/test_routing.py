@@ -289,3 +289,23 @@ def test_routing_md_shows_untrusted_text_as_text(tmp_path):
     assert "<script>" not in text and "<img" not in text
     assert "total \\| &lt;script&gt;alert(1)&lt;/script&gt; next line" in text
     assert "boom &lt;img src=x&gt; \\| \\`code\\`" in text and "| a\\|b |" in text
+
+
+def test_a_blank_invocation_type_is_no_type(tmp_path):
+    """``""`` (or blanks) names no type: the query's type is null and it joins the queries that name none;
+    "explicit " is "explicit"."""
+    queries = [{"query": "check the invoice", "should_trigger": True, "invocation_type": "explicit "},  # TP
+               {"query": "an invoice question", "should_trigger": True, "invocation_type": "explicit"},  # TP
+               {"query": "weather today", "should_trigger": False, "invocation_type": ""},  # TN
+               {"query": "invoice poem", "should_trigger": False, "invocation_type": "  "},  # FP
+               {"query": "lunch plans", "should_trigger": False}]  # TN
+    skill = write_skill(tmp_path / "invoice-check", "Checks invoices.", queries)
+    outcome = run(load_plan(skill), fake_agent({"skill": "invoice-check", "trigger": "invoice"}), tmp_path)
+    results = outcome.results
+    assert [q.invocation_type for q in results.queries] == ["explicit", "explicit", None, None, None]
+    groups = results.metrics.by_invocation_type
+    assert sorted(groups) == ["explicit", "unspecified"]
+    assert (groups["explicit"].queries, groups["explicit"].tp) == (2, 2)
+    # unspecified: TN, FP, TN -> accuracy 2/3, precision 0/1
+    assert (groups["unspecified"].queries, groups["unspecified"].fp, groups["unspecified"].tn) == (3, 1, 2)
+    assert (groups["unspecified"].accuracy, groups["unspecified"].precision) == (0.6667, 0.0)

@@ -266,6 +266,12 @@ class RoutingQuery(BaseModel):
     should_trigger: StrictBool
     invocation_type: str | None = None
 
+    @field_validator("invocation_type")
+    @classmethod
+    def _blank_type_is_none(cls, value: str | None) -> str | None:
+        """A blank type names no type, like an absent one (one group, one value: null)."""
+        return value.strip() or None if value is not None else None
+
 
 def load_routing(path: Path) -> list[RoutingQuery]:
     """Load ``routing.json`` (a non-empty array of queries, each with ``should_trigger``)."""

@@ -57,8 +57,8 @@ def find_distractors(folders: Sequence[Path], skill: SkillDoc, notes: list[str] 
     """The distractor skills: each folder is a skill (it holds ``SKILL.md``) or a folder of skills (every
     subfolder holding one). The skill under test found among them is skipped: its own folder, or, in a folder
     of skills, another copy of it (such as the copy installed in ``~/.agents/skills``), which is said in
-    ``notes``. A skill folder given on its own that is named like the skill, or two distractors of one name,
-    is an InputError."""
+    ``notes``. So is, in a folder of skills, a skill whose ``SKILL.md`` is invalid. A skill folder given on its
+    own that is invalid or named like the skill, or two distractors of one name, is an InputError."""
     found: dict[str, SkillDoc] = {}
     own = skill.folder.resolve()
     for folder in folders:
@@ -76,7 +76,14 @@ def find_distractors(folders: Sequence[Path], skill: SkillDoc, notes: list[str] 
         for candidate in candidates:
             if candidate.resolve() == own:
                 continue
-            doc = load_skill_md(candidate)
+            try:
+                doc = load_skill_md(candidate)
+            except InputError as exc:
+                if given:  # named by the user: their mistake to fix
+                    raise
+                if notes is not None:  # one broken skill among many (~/.claude/skills) blocks nothing
+                    notes.append(f"{candidate} is not a valid skill, not installed as a distractor: {exc.line()}")
+                continue
             if doc.name == skill.name and not given:
                 if notes is not None:
                     notes.append(f"{candidate} is named {doc.name!r} like the skill under test (a copy of it?): "
