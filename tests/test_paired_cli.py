@@ -54,8 +54,8 @@ def invoke(*args: object) -> object:
 def break_evals(skill: Path, change) -> None:
     path = skill / "evals" / "evals.json"
     evals = json.loads(path.read_text())
-    change(evals)
-    path.write_text(json.dumps(evals))
+    changed = change(evals)  # a new document, or None when changed in place
+    path.write_text(json.dumps(evals if changed is None else changed))
 
 
 BAD_EVALS = {
@@ -71,6 +71,8 @@ BAD_EVALS = {
                       "$.evals[1].selftune_assertions[0]: unknown check kind 'smells_nice'"),
     "duplicate id": (lambda e: e["evals"][1].update(id=1), "$.evals[1].id: id 1 appears twice"),
     "id true": (lambda e: e["evals"][1].update(id=True), "$.evals[1].id: an id is a number or a text, not true"),
+    "bare array": (lambda e: e["evals"], "evals.json: $: expected a JSON object, not an array (write "
+                   '{"skill_name": ..., "evals": [{"id": ..., "prompt": ...}, ...]})'),
     "id too long": (lambda e: e["evals"][0].update(id="é" * 101), "$.evals[0].id: id 'éé"),  # 202 bytes
 }
 

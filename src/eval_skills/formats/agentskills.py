@@ -230,7 +230,13 @@ MAX_ID_BYTES = 200  # a case's folder is eval-<id>, and a file name holds at mos
 def load_evals(path: Path, skill_root: Path) -> EvalsFile:
     """Load ``evals.json``: at least one case, unique ids safe as folder names, and every ``files`` entry an
     existing file inside ``skill_root``. Every problem is an InputError naming the file and field."""
-    evals = validate(EvalsFile, read_json(path), str(path))
+    data = read_json(path)
+    if not isinstance(data, dict):  # pydantic would say "a valid dictionary or instance of EvalsFile"
+        kind = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+        raise InputError(f"expected a JSON object, not {kind.get(type(data), 'null')}",
+                         file=str(path), field="$", hint='write {"skill_name": ..., "evals": [{"id": ..., '
+                                                         '"prompt": ...}, ...]}')
+    evals = validate(EvalsFile, data, str(path))
     if not evals.evals:
         raise InputError("has no cases", file=str(path), field="$.evals", hint="add at least one eval case")
     seen: set[str] = set()
