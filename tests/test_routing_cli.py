@@ -70,6 +70,7 @@ def test_bad_input_is_one_line_exit_2_before_any_agent_runs(tmp_path, setup):
     bad = {"empty.json": "[]", "malformed.json": '[{"query": "x", "should_trigger": true,}',
            "missing.json": '[{"query": "x"}]', "negatives.json": '[{"query": "x", "should_trigger": false}]',
            "yes.json": '[{"query": "x", "should_trigger": "yes"}]', "object.json": '{"query": "x"}',
+           "string.json": '[{"query": "x", "should_trigger": true}, "y"]',
            "blank.json": '[{"query": "x", "should_trigger": true}, {"query": " \\n ", "should_trigger": true}]'}
     for name, text in bad.items():
         (tmp_path / name).write_text(text)
@@ -80,6 +81,8 @@ def test_bad_input_is_one_line_exit_2_before_any_agent_runs(tmp_path, setup):
         "yes": (["--routing", tmp_path / "yes.json"], "yes.json: $[0].should_trigger: Input should be a valid boolean"),
         "not a list": (["--routing", tmp_path / "object.json"], "object.json: $: expected a JSON array"),
         "blank query": (["--routing", tmp_path / "blank.json"], "blank.json: $[1].query: the query is blank"),
+        "a string for a query": (["--routing", tmp_path / "string.json"], "string.json: $[1]: expected a JSON "
+                                 "object"),
         "static blank query": (["--static", "--routing", tmp_path / "blank.json"], "$[1].query: the query is blank"),
         "workspace inside the skill": (["--workspace", skill / "results"], "results: --workspace: is inside the "
                                        "skill folder"),
