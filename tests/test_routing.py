@@ -309,3 +309,13 @@ def test_a_blank_invocation_type_is_no_type(tmp_path):
     # unspecified: TN, FP, TN -> accuracy 2/3, precision 0/1
     assert (groups["unspecified"].queries, groups["unspecified"].fp, groups["unspecified"].tn) == (3, 1, 2)
     assert (groups["unspecified"].accuracy, groups["unspecified"].precision) == (0.6667, 0.0)
+
+
+def test_the_skill_may_be_given_by_its_skill_md(tmp_path, skills):
+    """As ``paired`` takes it: ``--skill-path skill/SKILL.md`` names the skill's folder."""
+    from eval_skills.routing import static_check
+
+    skill, _ = skills
+    plan = load_plan(skill / "SKILL.md")
+    assert plan.skill.folder == skill and plan.routing_file == skill / "evals" / "routing.json"
+    assert static_check(skill / "SKILL.md", plan.queries).skill_name == "invoice-check"

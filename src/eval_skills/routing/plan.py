@@ -15,7 +15,7 @@ from ..errors import InputError
 from ..formats.agentskills import ROUTING_FILE, SKILL_MD, RoutingQuery, SkillDoc, load_routing, load_skill_md
 
 __all__ = ["RoutingPlan", "RunItem", "check_agent_reports_skills", "check_min_f1", "check_workspace",
-           "find_distractors", "load_plan", "load_queries", "routing_file_of"]
+           "find_distractors", "load_plan", "load_queries", "routing_file_of", "skill_folder"]
 
 
 @dataclass(frozen=True)
@@ -100,10 +100,16 @@ def find_distractors(folders: Sequence[Path], skill: SkillDoc, notes: list[str] 
     return list(found.values())
 
 
+def skill_folder(path: Path) -> Path:
+    """The skill's folder: a path to its ``SKILL.md`` names the folder holding it (as ``paired`` takes it)."""
+    path = Path(path)
+    return path.parent if path.name == SKILL_MD and path.is_file() else path
+
+
 def routing_file_of(skill_path: Path, routing_file: Path | None) -> Path:
     """The routing file: the one given, else ``<skill>/evals/routing.json`` (InputError when the skill folder
     has no ``SKILL.md`` or the default file is missing)."""
-    skill_path = Path(skill_path)
+    skill_path = skill_folder(skill_path)
     if not (skill_path / SKILL_MD).is_file():
         raise InputError(f"no {SKILL_MD} in this folder", file=str(skill_path),
                          hint="pass the folder of an Agent Skill (it holds SKILL.md)")
@@ -132,7 +138,7 @@ def load_plan(skill_path: Path, routing_file: Path | None = None, distractors: S
     """Load and check everything a routing test needs; the first problem is an InputError."""
     if runs < 1:
         raise InputError(f"runs must be at least 1, not {runs}", field="--runs")
-    skill = load_skill_md(Path(skill_path))
+    skill = load_skill_md(skill_folder(skill_path))
     routing = routing_file_of(skill.folder, routing_file)
     queries = load_queries(routing)
     notes: list[str] = []
