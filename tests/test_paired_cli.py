@@ -73,6 +73,12 @@ BAD_EVALS = {
     "id true": (lambda e: e["evals"][1].update(id=True), "$.evals[1].id: an id is a number or a text, not true"),
     "bare array": (lambda e: e["evals"], "evals.json: $: expected a JSON object, not an array (write "
                    '{"skill_name": ..., "evals": [{"id": ..., "prompt": ...}, ...]})'),
+    "blank prompt": (lambda e: e["evals"][1].update(prompt=" \n"), "$.evals[1].prompt: the prompt is blank"),
+    "blank expectation": (lambda e: e["evals"][0].update(expectations=e["evals"][0].pop("assertions") + [""]),
+                          "$.evals[0].expectations[2]: the assertion is blank"),
+    "expectations not a list": (lambda e: e["evals"][0].update(expectations="It states 42", assertions=None)
+                                or e["evals"][0].pop("assertions"),
+                                "$.evals[0].expectations: Input should be a valid list"),
     "id too long": (lambda e: e["evals"][0].update(id="é" * 101), "$.evals[0].id: id 'éé"),  # 202 bytes
 }
 

@@ -17,6 +17,7 @@ accepted:
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -224,6 +225,23 @@ def _inside(root: Path, relative: str) -> Path | None:
     return target if target.is_relative_to(root.resolve()) else None
 
 
+def _assertions_key(data: Any, index: int) -> str:
+    """The name case ``index`` gives its assertions in the file: ``expectations`` or ``assertions``."""
+    cases = data.get("evals") if isinstance(data, dict) else None
+    case = cases[index] if isinstance(cases, list) and index < len(cases) else None
+    return "expectations" if isinstance(case, dict) and "expectations" in case else "assertions"
+
+
+def _as_written(exc: InputError, data: Any) -> InputError:
+    """``exc`` naming the field as the file writes it (``expectations`` is read as ``assertions``)."""
+    found = re.match(r"\$\.evals\[(\d+)\]\.assertions\b", exc.field or "")
+    if found is None or exc.field is None:
+        return exc
+    name = _assertions_key(data, int(found.group(1)))
+    return InputError(exc.problem, file=exc.file, field=exc.field.replace(".assertions", f".{name}", 1),
+                      hint=exc.hint)
+
+
 MAX_ID_BYTES = 200  # a case's folder is eval-<id>, and a file name holds at most 255 bytes
 
 
@@ -236,12 +254,22 @@ def load_evals(path: Path, skill_root: Path) -> EvalsFile:
         raise InputError(f"expected a JSON object, not {kind.get(type(data), 'null')}",
                          file=str(path), field="$", hint='write {"skill_name": ..., "evals": [{"id": ..., '
                                                          '"prompt": ...}, ...]}')
-    evals = validate(EvalsFile, data, str(path))
+    try:
+        evals = validate(EvalsFile, data, str(path))
+    except InputError as exc:
+        raise _as_written(exc, data) from None
     if not evals.evals:
         raise InputError("has no cases", file=str(path), field="$.evals", hint="add at least one eval case")
     seen: set[str] = set()
     for index, case in enumerate(evals.evals):
         at = f"$.evals[{index}]"
+        if not case.prompt.strip():
+            raise InputError("the prompt is blank", file=str(path), field=f"{at}.prompt",
+                             hint="write the request the agent is given")
+        for j, text in enumerate(case.assertions):
+            if not text.strip():
+                raise InputError("the assertion is blank", file=str(path),
+                                 field=f"{at}.{_assertions_key(data, index)}[{j}]", hint="write it or remove it")
         key = case.key
         if key in seen:
             raise InputError(f"id {case.id!r} appears twice", file=str(path), field=f"{at}.id")
