@@ -258,7 +258,10 @@ def test_distractor_problems_are_input_errors(tmp_path, skills):
     assert plan.notes == [f"{twin} is named 'invoice-check' like the skill under test (a copy of it?): not "
                           "installed as a distractor"]
     with pytest.raises(InputError, match="two distractors are named 'receipt-scan'"):
-        load_plan(skill, distractors=[distractor, tmp_path / "others"])
+        load_plan(skill, distractors=[distractor, tmp_path / "copy"])
+    # one folder named twice, alone and in its folder of skills: one distractor, no clash
+    plan = load_plan(skill, distractors=[distractor, tmp_path / "others", tmp_path / "others" / ".." / "others"])
+    assert [d.folder for d in plan.distractors] == [distractor]
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match="holds no SKILL.md"):
         load_plan(skill, distractors=[tmp_path / "empty"])

@@ -93,6 +93,8 @@ def find_distractors(folders: Sequence[Path], skill: SkillDoc, notes: list[str] 
                 raise InputError(f"a distractor is named {doc.name!r} like the skill under test",
                                  file=str(candidate), field="--distractors",
                                  hint="two skills of one name cannot be installed side by side")
+            if doc.name in found and found[doc.name].folder.resolve() == candidate.resolve():
+                continue  # one folder named twice (--distractors ~/.claude/skills ~/.claude/skills/x)
             if doc.name in found:
                 raise InputError(f"two distractors are named {doc.name!r} (the other: {found[doc.name].folder})",
                                  file=str(candidate), field="--distractors")
