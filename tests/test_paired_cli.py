@@ -54,8 +54,8 @@ def invoke(*args: object) -> object:
 def break_evals(skill: Path, change) -> None:
     path = skill / "evals" / "evals.json"
     evals = json.loads(path.read_text())
-    change(evals)
-    path.write_text(json.dumps(evals))
+    changed = change(evals)  # a new document, or None when changed in place
+    path.write_text(json.dumps(evals if changed is None else changed))
 
 
 BAD_EVALS = {
@@ -71,6 +71,14 @@ BAD_EVALS = {
                       "$.evals[1].selftune_assertions[0]: unknown check kind 'smells_nice'"),
     "duplicate id": (lambda e: e["evals"][1].update(id=1), "$.evals[1].id: id 1 appears twice"),
     "id true": (lambda e: e["evals"][1].update(id=True), "$.evals[1].id: an id is a number or a text, not true"),
+    "bare array": (lambda e: e["evals"], "evals.json: $: expected a JSON object, not an array (write "
+                   '{"skill_name": ..., "evals": [{"id": ..., "prompt": ...}, ...]})'),
+    "blank prompt": (lambda e: e["evals"][1].update(prompt=" \n"), "$.evals[1].prompt: the prompt is blank"),
+    "blank expectation": (lambda e: e["evals"][0].update(expectations=e["evals"][0].pop("assertions") + [""]),
+                          "$.evals[0].expectations[2]: the assertion is blank"),
+    "expectations not a list": (lambda e: e["evals"][0].update(expectations="It states 42", assertions=None)
+                                or e["evals"][0].pop("assertions"),
+                                "$.evals[0].expectations: Input should be a valid list"),
     "id too long": (lambda e: e["evals"][0].update(id="é" * 101), "$.evals[0].id: id 'éé"),  # 202 bytes
 }
 
@@ -237,6 +245,26 @@ def test_interrupt_keeps_finished_runs_and_resume_asks_nothing_twice(tmp_path: P
     assert bench["comparison"]["wins"] + bench["comparison"]["ties"] + bench["comparison"]["losses"] == 4
     assert bench["run_summary"]["with_skill"]["pass_rate"]["mean"] == 1.0
     assert bench["run_summary"]["without_skill"]["pass_rate"]["mean"] == 0.0
+
+
+def test_a_resume_of_an_iteration_still_running_is_refused(tmp_path: Path) -> None:
+    skill, _, script = small_skill(tmp_path, 2, delay=1.5)  # 4 runs one at a time: 6 s
+    common = ["--skill-path", skill, *agent_args(script), "--no-compare", "--no-store", "--concurrency", 1]
+    iteration = tmp_path / "invoice-check-workspace" / "iteration-1"
+    proc = popen_paired(*common, cwd=tmp_path, script_file=script)
+    deadline = time.time() + 60
+    while time.time() < deadline and not list(iteration.rglob("timing.json")):
+        time.sleep(0.05)
+    out = paired(*common, "--resume", cwd=tmp_path, script_file=script)
+    still_running = proc.poll() is None
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert still_running and out.returncode == 2, out.stderr
+    assert out.stderr.strip() == (f"error: {iteration}: --resume: another eval-skills paired "
+                                  "is running this iteration (wait for it to finish, or stop it first)")
+    assert len(lines(tmp_path / "agent-log.jsonl")) == 4  # the refused one ran nothing
+    out = paired(*common, "--resume", cwd=tmp_path, script_file=script)  # the lock went with the first
+    assert out.returncode == 0, out.stderr
 
 
 def test_sigterm_stops_the_agents_in_flight_exit_143(tmp_path: Path) -> None:

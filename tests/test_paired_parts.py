@@ -80,6 +80,12 @@ def test_runs_interleave_the_arms_and_ab_labels_come_from_the_seed(tmp_path: Pat
     assert 30 < orders.count("with_skill") < 68 and orders == [ab_order(11, str(k), n, plan.arms)["A"]
                                                                for k in range(1, 50) for n in (1, 2)]
     assert plan.bundles["old_skill"][0].name == "invoice-check"  # the old copy is installed under the same name
+    assert not any("baseline skill is named" in w for w in plan.warnings)
+    (old / "SKILL.md").write_text((old / "SKILL.md").read_text().replace("name: invoice-check", "name: invoice-v1"))
+    renamed = load_plan(skill, baseline_path=old)  # another name in its frontmatter: installed as the skill, said
+    assert renamed.bundles["old_skill"][0].name == "invoice-check"
+    assert "the baseline skill is named 'invoice-v1', not 'invoice-check'; it is installed as 'invoice-check' so " \
+           "both arms see the same folder name" in renamed.warnings
     assert plan.cases[0].files == {"invoice.txt": b"Invoice 7: 35 EUR + 7 EUR VAT\n",
                                    "terms.txt": b"Payment in 30 days\n"}
 

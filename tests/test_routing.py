@@ -91,7 +91,7 @@ def test_every_metric_against_hand_computed_values(tmp_path, skills):
     # negative: 4 and 9 FP, 5 TN: precision 0/2, no positive so no recall, F1 0/(0+2+0), accuracy 1/3
     neg = by["negative"]
     assert (neg.precision, neg.recall, neg.f1, neg.accuracy) == (0.0, None, 0.0, 0.3333)
-    assert "recall" in neg.undefined and "should_trigger true" in neg.undefined["recall"]
+    assert neg.undefined == {"recall": "no query is should_trigger true"}
     # unspecified: 6 TN alone: nothing to find and nothing found
     un = by["unspecified"]
     assert (un.precision, un.recall, un.f1, un.accuracy) == (None, None, None, 1.0)
@@ -258,7 +258,10 @@ def test_distractor_problems_are_input_errors(tmp_path, skills):
     assert plan.notes == [f"{twin} is named 'invoice-check' like the skill under test (a copy of it?): not "
                           "installed as a distractor"]
     with pytest.raises(InputError, match="two distractors are named 'receipt-scan'"):
-        load_plan(skill, distractors=[distractor, tmp_path / "others"])
+        load_plan(skill, distractors=[distractor, tmp_path / "copy"])
+    # one folder named twice, alone and in its folder of skills: one distractor, no clash
+    plan = load_plan(skill, distractors=[distractor, tmp_path / "others", tmp_path / "others" / ".." / "others"])
+    assert [d.folder for d in plan.distractors] == [distractor]
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match="holds no SKILL.md"):
         load_plan(skill, distractors=[tmp_path / "empty"])
@@ -289,3 +292,33 @@ def test_routing_md_shows_untrusted_text_as_text(tmp_path):
     assert "<script>" not in text and "<img" not in text
     assert "total \\| &lt;script&gt;alert(1)&lt;/script&gt; next line" in text
     assert "boom &lt;img src=x&gt; \\| \\`code\\`" in text and "| a\\|b |" in text
+
+
+def test_a_blank_invocation_type_is_no_type(tmp_path):
+    """``""`` (or blanks) names no type: the query's type is null and it joins the queries that name none;
+    "explicit " is "explicit"."""
+    queries = [{"query": "check the invoice", "should_trigger": True, "invocation_type": "explicit "},  # TP
+               {"query": "an invoice question", "should_trigger": True, "invocation_type": "explicit"},  # TP
+               {"query": "weather today", "should_trigger": False, "invocation_type": ""},  # TN
+               {"query": "invoice poem", "should_trigger": False, "invocation_type": "  "},  # FP
+               {"query": "lunch plans", "should_trigger": False}]  # TN
+    skill = write_skill(tmp_path / "invoice-check", "Checks invoices.", queries)
+    outcome = run(load_plan(skill), fake_agent({"skill": "invoice-check", "trigger": "invoice"}), tmp_path)
+    results = outcome.results
+    assert [q.invocation_type for q in results.queries] == ["explicit", "explicit", None, None, None]
+    groups = results.metrics.by_invocation_type
+    assert sorted(groups) == ["explicit", "unspecified"]
+    assert (groups["explicit"].queries, groups["explicit"].tp) == (2, 2)
+    # unspecified: TN, FP, TN -> accuracy 2/3, precision 0/1
+    assert (groups["unspecified"].queries, groups["unspecified"].fp, groups["unspecified"].tn) == (3, 1, 2)
+    assert (groups["unspecified"].accuracy, groups["unspecified"].precision) == (0.6667, 0.0)
+
+
+def test_the_skill_may_be_given_by_its_skill_md(tmp_path, skills):
+    """As ``paired`` takes it: ``--skill-path skill/SKILL.md`` names the skill's folder."""
+    from eval_skills.routing import static_check
+
+    skill, _ = skills
+    plan = load_plan(skill / "SKILL.md")
+    assert plan.skill.folder == skill and plan.routing_file == skill / "evals" / "routing.json"
+    assert static_check(skill / "SKILL.md", plan.queries).skill_name == "invoice-check"

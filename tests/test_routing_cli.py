@@ -46,6 +46,8 @@ def test_run_writes_results_and_min_f1_gates(tmp_path, setup):
     assert "1 of 9 runs were errors" in out.stderr
     assert "home/.agents/skills/receipt-scan is installed at user level too" in out.stderr
     assert "precision 0.6000  recall 0.7500  f1 0.6667  accuracy 0.6250" in out.stdout
+    assert "  unspecified: 1 query, precision" in out.stdout
+    assert "  explicit: 2 queries," in out.stdout  # its third query is the error run's: unscored
     folder = tmp_path / "invoice-check-workspace" / "routing-1"  # beside the skill by default
     assert f"results: {folder}" in out.stdout
     saved = json.loads((folder / "routing_results.json").read_text())
@@ -68,6 +70,7 @@ def test_bad_input_is_one_line_exit_2_before_any_agent_runs(tmp_path, setup):
     bad = {"empty.json": "[]", "malformed.json": '[{"query": "x", "should_trigger": true,}',
            "missing.json": '[{"query": "x"}]', "negatives.json": '[{"query": "x", "should_trigger": false}]',
            "yes.json": '[{"query": "x", "should_trigger": "yes"}]', "object.json": '{"query": "x"}',
+           "string.json": '[{"query": "x", "should_trigger": true}, "y"]',
            "blank.json": '[{"query": "x", "should_trigger": true}, {"query": " \\n ", "should_trigger": true}]'}
     for name, text in bad.items():
         (tmp_path / name).write_text(text)
@@ -78,6 +81,8 @@ def test_bad_input_is_one_line_exit_2_before_any_agent_runs(tmp_path, setup):
         "yes": (["--routing", tmp_path / "yes.json"], "yes.json: $[0].should_trigger: Input should be a valid boolean"),
         "not a list": (["--routing", tmp_path / "object.json"], "object.json: $: expected a JSON array"),
         "blank query": (["--routing", tmp_path / "blank.json"], "blank.json: $[1].query: the query is blank"),
+        "a string for a query": (["--routing", tmp_path / "string.json"], "string.json: $[1]: expected a JSON "
+                                 "object"),
         "static blank query": (["--static", "--routing", tmp_path / "blank.json"], "$[1].query: the query is blank"),
         "workspace inside the skill": (["--workspace", skill / "results"], "results: --workspace: is inside the "
                                        "skill folder"),
@@ -127,6 +132,28 @@ def test_a_copy_of_the_skill_among_the_distractors_is_skipped(tmp_path, setup):
     runs = [json.loads(line) for line in (tmp_path / "runs.jsonl").read_text().splitlines()]
     assert {tuple(r["skills_present"]) for r in runs} == {("invoice-check", "receipt-scan")}
     assert results["queries"][4]["distractors_invoked"] == {"receipt-scan": 1}
+
+
+def test_a_broken_skill_in_a_folder_of_distractors_is_skipped_unless_named(tmp_path, setup):
+    # one broken skill in ~/.agents/skills must not block a test that installs all of them
+    skill, env = setup
+    user_skills = Path(env["HOME"]) / ".agents" / "skills"
+    broken = user_skills / "half-done"
+    broken.mkdir()
+    (broken / "SKILL.md").write_text("---\nname: half-done\n---\n# no description yet\n")
+    out = cli("--skill-path", skill, "--distractors", user_skills, *AGENT, "--no-store", "--workspace",
+              tmp_path / "ws", "--json", cwd=tmp_path, env=env)
+    assert out.returncode == 0, out.stderr
+    assert (f"warning: {broken} is not a valid skill, not installed as a distractor: {broken / 'SKILL.md'}: "
+            "frontmatter.description:") in out.stderr
+    assert [d["name"] for d in json.loads(out.stdout)["metadata"]["distractors"]] == ["receipt-scan"]
+    runs = [json.loads(line) for line in (tmp_path / "runs.jsonl").read_text().splitlines()]
+    assert {tuple(r["skills_present"]) for r in runs} == {("invoice-check", "receipt-scan")}
+    (tmp_path / "runs.jsonl").unlink()
+    out = cli("--skill-path", skill, "--distractors", broken, *AGENT, "--no-store", "--workspace", tmp_path / "ws2",
+              cwd=tmp_path, env=env)  # named on its own: the user's mistake to fix
+    assert out.returncode == 2 and out.stderr.startswith(f"error: {broken / 'SKILL.md'}: frontmatter.description:")
+    assert not (tmp_path / "runs.jsonl").exists() and not (tmp_path / "ws2").exists()
 
 
 def test_a_test_whose_every_run_failed_measured_nothing_and_exits_1(tmp_path, setup):

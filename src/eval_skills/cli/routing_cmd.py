@@ -19,6 +19,10 @@ from ._options import FiniteFloat, GreedyCommand
 EXIT_TERMINATED = 143
 
 
+def _queries(count: int) -> str:
+    return f"{count} query" if count == 1 else f"{count} queries"
+
+
 def _rate(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.4f}"
 
@@ -195,7 +199,7 @@ def _print_summary(outcome: Any, store_path: Path | None) -> None:
     for name, why in m.undefined.items():
         console.print(f"{name} is undefined: {escape(why)}", highlight=False)
     for name, g in m.by_invocation_type.items():
-        console.print(f"  {escape(name)}: {g.queries} queries, precision {_rate(g.precision)}, recall "
+        console.print(f"  {escape(name)}: {_queries(g.queries)}, precision {_rate(g.precision)}, recall "
                       f"{_rate(g.recall)}, f1 {_rate(g.f1)}, accuracy {_rate(g.accuracy)}", highlight=False)
     console.print(f"results: {outcome.folder}", highlight=False)
     if outcome.routing_id:
@@ -222,7 +226,7 @@ def _static(skill_path: Path, queries: list[Any], as_json: bool) -> None:
             click.echo(f"{q.index:>3}. [{'should' if q.should_trigger else 'should not'}] shares "
                        f"{len(q.shared)} ({share}) {q.query!r}{mark}")
         s = report.summary()
-        click.echo(f"{s['flagged']} of {s['queries']} queries flagged; mean share of key terms: should trigger "
+        click.echo(f"{s['flagged']} of {_queries(s['queries'])} flagged; mean share of key terms: should trigger "
                    f"{_rate(s['mean_overlap_should_trigger'])}, should not "
                    f"{_rate(s['mean_overlap_should_not_trigger'])}")
         click.echo("This is a lexical check of the description; only agent runs measure routing.")

@@ -53,6 +53,8 @@ def validation_error(exc: ValidationError, file: str, prefix: tuple[int | str, .
         msg = "unknown field (remove it or check its spelling)"
     elif first["type"] == "missing":
         msg = "required field is missing"
+    elif first["type"] in ("model_type", "dict_type"):  # not "a valid dictionary or instance of <Model>"
+        msg = "expected a JSON object"
     more = f" (+{len(errors) - 1} more problems)" if len(errors) > 1 else ""
     return InputError(msg + more, file=file, field=json_path(loc))
 

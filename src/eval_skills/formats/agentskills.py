@@ -17,6 +17,7 @@ accepted:
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -224,18 +225,51 @@ def _inside(root: Path, relative: str) -> Path | None:
     return target if target.is_relative_to(root.resolve()) else None
 
 
+def _assertions_key(data: Any, index: int) -> str:
+    """The name case ``index`` gives its assertions in the file: ``expectations`` or ``assertions``."""
+    cases = data.get("evals") if isinstance(data, dict) else None
+    case = cases[index] if isinstance(cases, list) and index < len(cases) else None
+    return "expectations" if isinstance(case, dict) and "expectations" in case else "assertions"
+
+
+def _as_written(exc: InputError, data: Any) -> InputError:
+    """``exc`` naming the field as the file writes it (``expectations`` is read as ``assertions``)."""
+    found = re.match(r"\$\.evals\[(\d+)\]\.assertions\b", exc.field or "")
+    if found is None or exc.field is None:
+        return exc
+    name = _assertions_key(data, int(found.group(1)))
+    return InputError(exc.problem, file=exc.file, field=exc.field.replace(".assertions", f".{name}", 1),
+                      hint=exc.hint)
+
+
 MAX_ID_BYTES = 200  # a case's folder is eval-<id>, and a file name holds at most 255 bytes
 
 
 def load_evals(path: Path, skill_root: Path) -> EvalsFile:
     """Load ``evals.json``: at least one case, unique ids safe as folder names, and every ``files`` entry an
     existing file inside ``skill_root``. Every problem is an InputError naming the file and field."""
-    evals = validate(EvalsFile, read_json(path), str(path))
+    data = read_json(path)
+    if not isinstance(data, dict):  # pydantic would say "a valid dictionary or instance of EvalsFile"
+        kind = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+        raise InputError(f"expected a JSON object, not {kind.get(type(data), 'null')}",
+                         file=str(path), field="$", hint='write {"skill_name": ..., "evals": [{"id": ..., '
+                                                         '"prompt": ...}, ...]}')
+    try:
+        evals = validate(EvalsFile, data, str(path))
+    except InputError as exc:
+        raise _as_written(exc, data) from None
     if not evals.evals:
         raise InputError("has no cases", file=str(path), field="$.evals", hint="add at least one eval case")
     seen: set[str] = set()
     for index, case in enumerate(evals.evals):
         at = f"$.evals[{index}]"
+        if not case.prompt.strip():
+            raise InputError("the prompt is blank", file=str(path), field=f"{at}.prompt",
+                             hint="write the request the agent is given")
+        for j, text in enumerate(case.assertions):
+            if not text.strip():
+                raise InputError("the assertion is blank", file=str(path),
+                                 field=f"{at}.{_assertions_key(data, index)}[{j}]", hint="write it or remove it")
         key = case.key
         if key in seen:
             raise InputError(f"id {case.id!r} appears twice", file=str(path), field=f"{at}.id")
@@ -265,6 +299,12 @@ class RoutingQuery(BaseModel):
     query: str = Field(min_length=1)
     should_trigger: StrictBool
     invocation_type: str | None = None
+
+    @field_validator("invocation_type")
+    @classmethod
+    def _blank_type_is_none(cls, value: str | None) -> str | None:
+        """A blank type names no type, like an absent one (one group, one value: null)."""
+        return value.strip() or None if value is not None else None
 
 
 def load_routing(path: Path) -> list[RoutingQuery]:

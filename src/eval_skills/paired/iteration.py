@@ -12,9 +12,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,9 +31,10 @@ from .plan import Case, PairedPlan, PlannedRun
 from .record import RunRecord, load_comparisons, load_run, write_comparisons, write_grading, write_run
 
 __all__ = ["CONFIG_FILE", "Iteration", "PairedSettings", "Progress", "check_resume", "claim_iteration",
-           "iteration_config", "now", "resolve_iteration"]
+           "hold_iteration", "iteration_config", "now", "resolve_iteration"]
 
 CONFIG_FILE = "paired_config.json"  # what the iteration was started with; --resume must match it
+LOCK_FILE = ".paired.lock"  # held (flock) by the process running the iteration
 _MUST_MATCH = ("skill_digest", "baseline_digest", "evals_digest", "arms", "runs", "seed", "agent", "model")
 
 
@@ -104,6 +106,29 @@ def claim_iteration(workspace: Path, iteration: int | None) -> tuple[int, Path]:
             raise InputError(f"cannot create the iteration's folder ({exc.strerror or exc})", file=str(folder),
                              field="--workspace") from None
         return number, folder
+
+
+@contextlib.contextmanager
+def hold_iteration(folder: Path) -> Iterator[None]:
+    """Hold the iteration's lock while it runs: a second run of it at once (``--resume`` while it still runs) is an
+    InputError. The lock is the system's (``flock`` on ``.paired.lock`` in the folder), so a run killed outright
+    leaves no stale lock behind."""
+    import fcntl
+
+    try:
+        fd = os.open(folder / LOCK_FILE, os.O_CREAT | os.O_RDWR, 0o644)
+    except OSError as exc:
+        raise InputError(f"cannot create the iteration's lock file ({exc.strerror or exc})", file=str(folder),
+                         field="--workspace") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise InputError("another eval-skills paired is running this iteration", file=str(folder),
+                             field="--resume", hint="wait for it to finish, or stop it first") from None
+        yield
+    finally:
+        os.close(fd)
 
 
 def _digest(*parts: bytes) -> str:

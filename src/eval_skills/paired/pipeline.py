@@ -30,6 +30,7 @@ from .iteration import (
     Progress,
     check_resume,
     claim_iteration,
+    hold_iteration,
     iteration_config,
     now,
     resolve_iteration,
@@ -117,10 +118,18 @@ async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Ex
         config["started_at"] = saved.get("started_at", config["started_at"])
         config["judge"] = config["judge"] or saved.get("judge")  # the judge of the verdicts so far
     stop = stop or asyncio.Event()
-    store = Store.open(store_path) if store_path is not None else None  # a broken store fails before any run
+    held = contextlib.ExitStack()  # the iteration's lock: one process runs an iteration at a time
+    if settings.resume:
+        held.enter_context(hold_iteration(folder))
+    try:
+        store = Store.open(store_path) if store_path is not None else None  # a broken store fails before any run
+    except BaseException:
+        held.close()
+        raise
     try:
         if not settings.resume:  # two runs started at once get two iterations
             number, folder = claim_iteration(settings.workspace, settings.iteration)
+            held.enter_context(hold_iteration(folder))
         state = Iteration(plan, settings, folder, judge, PairedStore(store) if store else None, on_progress)
         write_json(folder / CONFIG_FILE, config)
         for case in plan.cases:
@@ -174,6 +183,7 @@ async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Ex
             state.rows.finish_iteration(state.rows_id, status=status,
                                         summary=bench.model_dump(mode="json", exclude={"runs"}))
     finally:
+        held.close()
         if store is not None:
             store.close()
     return PairedOutcome(bench, folder, number, files, interrupted, cut_short, missing, state.rows_id or None)

@@ -62,7 +62,7 @@ def _metrics(queries: Sequence[RoutingQueryResult]) -> dict[str, Any]:
     scored = [q for q in queries if q.trigger_rate is not None]
     matrix = confusion((q.should_trigger, (q.trigger_rate or 0.0) >= THRESHOLD) for q in scored)
     values = classification_metrics(matrix, positive="should_trigger true",
-                                    predicted="triggered (trigger rate at least 0.5)")
+                                    predicted="triggered (trigger rate at least 0.5)", unit=("query", "queries"))
     if len(scored) < len(queries) and values["undefined"]:
         values["undefined"] = {k: f"{v} ({len(queries) - len(scored)} queries without a finished run left out)"
                                for k, v in values["undefined"].items()}

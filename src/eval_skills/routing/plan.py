@@ -15,7 +15,7 @@ from ..errors import InputError
 from ..formats.agentskills import ROUTING_FILE, SKILL_MD, RoutingQuery, SkillDoc, load_routing, load_skill_md
 
 __all__ = ["RoutingPlan", "RunItem", "check_agent_reports_skills", "check_min_f1", "check_workspace",
-           "find_distractors", "load_plan", "load_queries", "routing_file_of"]
+           "find_distractors", "load_plan", "load_queries", "routing_file_of", "skill_folder"]
 
 
 @dataclass(frozen=True)
@@ -57,8 +57,8 @@ def find_distractors(folders: Sequence[Path], skill: SkillDoc, notes: list[str] 
     """The distractor skills: each folder is a skill (it holds ``SKILL.md``) or a folder of skills (every
     subfolder holding one). The skill under test found among them is skipped: its own folder, or, in a folder
     of skills, another copy of it (such as the copy installed in ``~/.agents/skills``), which is said in
-    ``notes``. A skill folder given on its own that is named like the skill, or two distractors of one name,
-    is an InputError."""
+    ``notes``. So is, in a folder of skills, a skill whose ``SKILL.md`` is invalid. A skill folder given on its
+    own that is invalid or named like the skill, or two distractors of one name, is an InputError."""
     found: dict[str, SkillDoc] = {}
     own = skill.folder.resolve()
     for folder in folders:
@@ -76,7 +76,14 @@ def find_distractors(folders: Sequence[Path], skill: SkillDoc, notes: list[str] 
         for candidate in candidates:
             if candidate.resolve() == own:
                 continue
-            doc = load_skill_md(candidate)
+            try:
+                doc = load_skill_md(candidate)
+            except InputError as exc:
+                if given:  # named by the user: their mistake to fix
+                    raise
+                if notes is not None:  # one broken skill among many (~/.claude/skills) blocks nothing
+                    notes.append(f"{candidate} is not a valid skill, not installed as a distractor: {exc.line()}")
+                continue
             if doc.name == skill.name and not given:
                 if notes is not None:
                     notes.append(f"{candidate} is named {doc.name!r} like the skill under test (a copy of it?): "
@@ -86,6 +93,8 @@ def find_distractors(folders: Sequence[Path], skill: SkillDoc, notes: list[str] 
                 raise InputError(f"a distractor is named {doc.name!r} like the skill under test",
                                  file=str(candidate), field="--distractors",
                                  hint="two skills of one name cannot be installed side by side")
+            if doc.name in found and found[doc.name].folder.resolve() == candidate.resolve():
+                continue  # one folder named twice (--distractors ~/.claude/skills ~/.claude/skills/x)
             if doc.name in found:
                 raise InputError(f"two distractors are named {doc.name!r} (the other: {found[doc.name].folder})",
                                  file=str(candidate), field="--distractors")
@@ -93,10 +102,16 @@ def find_distractors(folders: Sequence[Path], skill: SkillDoc, notes: list[str] 
     return list(found.values())
 
 
+def skill_folder(path: Path) -> Path:
+    """The skill's folder: a path to its ``SKILL.md`` names the folder holding it (as ``paired`` takes it)."""
+    path = Path(path)
+    return path.parent if path.name == SKILL_MD and path.is_file() else path
+
+
 def routing_file_of(skill_path: Path, routing_file: Path | None) -> Path:
     """The routing file: the one given, else ``<skill>/evals/routing.json`` (InputError when the skill folder
     has no ``SKILL.md`` or the default file is missing)."""
-    skill_path = Path(skill_path)
+    skill_path = skill_folder(skill_path)
     if not (skill_path / SKILL_MD).is_file():
         raise InputError(f"no {SKILL_MD} in this folder", file=str(skill_path),
                          hint="pass the folder of an Agent Skill (it holds SKILL.md)")
@@ -125,7 +140,7 @@ def load_plan(skill_path: Path, routing_file: Path | None = None, distractors: S
     """Load and check everything a routing test needs; the first problem is an InputError."""
     if runs < 1:
         raise InputError(f"runs must be at least 1, not {runs}", field="--runs")
-    skill = load_skill_md(Path(skill_path))
+    skill = load_skill_md(skill_folder(skill_path))
     routing = routing_file_of(skill.folder, routing_file)
     queries = load_queries(routing)
     notes: list[str] = []

@@ -26,6 +26,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..formats.agentskills import MAX_DESCRIPTION, SKILL_MD, RoutingQuery, frontmatter_problems, parse_frontmatter
+from .plan import skill_folder
 
 __all__ = ["MIN_WORDS", "QueryOverlap", "StaticReport", "key_terms", "static_check", "stem"]
 
@@ -158,7 +159,7 @@ def _overlap(index: int, query: RoutingQuery, described: set[str], named: set[st
 def static_check(folder: Path, queries: Sequence[RoutingQuery]) -> StaticReport:
     """Check ``<folder>/SKILL.md`` and each query (see the module doc). Only an unreadable ``SKILL.md`` or
     frontmatter that is not YAML raises (InputError); rule violations are listed in ``errors``."""
-    folder = Path(folder)
+    folder = skill_folder(folder)
     path = folder / SKILL_MD
     if not path.is_file():
         raise InputError(f"no {SKILL_MD} in this folder", file=str(folder), hint="pass the folder of an Agent Skill")

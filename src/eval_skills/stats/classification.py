@@ -81,25 +81,27 @@ def accuracy(c: Confusion) -> float | None:
     return _ratio(c.tp + c.tn, c.n)
 
 
-def undefined_reasons(c: Confusion, *, positive: str = "positive", predicted: str = "predicted positive"
-                      ) -> dict[str, str]:
+def undefined_reasons(c: Confusion, *, positive: str = "positive", predicted: str = "predicted positive",
+                      unit: tuple[str, str] = ("case", "cases")) -> dict[str, str]:
     """Why each undefined metric of ``c`` is undefined, in words (``positive`` and ``predicted`` name the
-    positive class and the positive prediction in the caller's terms)."""
+    positive class and the positive prediction in the caller's terms, ``unit`` what is counted, singular and
+    plural)."""
+    one, many = unit
     reasons: dict[str, str] = {}
     if c.n == 0:
-        return {name: "no cases" for name in ("precision", "recall", "f1", "accuracy")}
+        return {name: f"no {many}" for name in ("precision", "recall", "f1", "accuracy")}
     if c.predicted_positives == 0:
-        reasons["precision"] = f"no case was {predicted}"
+        reasons["precision"] = f"no {one} was {predicted}"
     if c.positives == 0:
-        reasons["recall"] = f"no case is {positive}"
+        reasons["recall"] = f"no {one} is {positive}"
         if c.predicted_positives == 0:
-            reasons["f1"] = f"no case is {positive} and none was {predicted}"
+            reasons["f1"] = f"no {one} is {positive} and none was {predicted}"
     return reasons
 
 
-def classification_metrics(c: Confusion, *, positive: str = "positive", predicted: str = "predicted positive"
-                           ) -> dict[str, Any]:
+def classification_metrics(c: Confusion, *, positive: str = "positive", predicted: str = "predicted positive",
+                           unit: tuple[str, str] = ("case", "cases")) -> dict[str, Any]:
     """``{precision, recall, f1, accuracy, tp, fp, fn, tn, undefined: {metric: reason}}``."""
     return {"precision": precision(c), "recall": recall(c), "f1": f1(c), "accuracy": accuracy(c),
             "tp": c.tp, "fp": c.fp, "fn": c.fn, "tn": c.tn,
-            "undefined": undefined_reasons(c, positive=positive, predicted=predicted)}
+            "undefined": undefined_reasons(c, positive=positive, predicted=predicted, unit=unit)}
