@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -246,7 +247,10 @@ def test_a_test_killed_outright_leaves_the_figures_of_its_finished_runs(tmp_path
     assert (m["tp"], m["fp"], m["queries"], m["unscored"]) == ((finished + 1) // 2, finished // 2, finished,
                                                                30 - finished)
     report = (results_file.parent / "routing.md").read_text()
-    assert f"Runs: {finished} of 30 finished" in report and "**Not finished** when this was written" in report
+    # written just after the results file: the kill may land between the two, so it may hold the write before
+    shown = re.search(r"Runs: (\d+) of 30 finished", report)
+    assert shown is not None and 0 < int(shown.group(1)) <= finished, report
+    assert "**Not finished** when this was written" in report
 
 
 def test_interrupt_while_skills_are_installed_leaves_no_temporary_workspace(tmp_path):
