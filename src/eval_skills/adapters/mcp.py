@@ -30,7 +30,6 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 import mcp_types
@@ -43,9 +42,9 @@ from pydantic import ValidationError
 from .._version import __version__
 from ..errors import InputError, SkillCrashed, SkillError, SkillProtocolError, SkillRpcError, SkillTimeout
 from ..formats.skill import ADAPTER_CONFIG_FILE, Skill
-from ..formats.untrusted import NotJSON, loads_untrusted
 from ..results import Invocation
 from ._mcp_http import mcp_http_client
+from ._mcp_skill import TOOL_FIELD, result_output, texts_of, tool_name, transport_of
 from ._mcp_stdio import _GENERIC, UNUSABLE, StdioServer, crash_detail
 from ._process import Child, child_env, describe_exit, parse_usage, resolve_argv
 from .base import Adapter
@@ -56,39 +55,8 @@ __all__ = ["McpAdapter", "result_output", "tool_name"]
 
 logging.getLogger("mcp").addHandler(logging.NullHandler())  # failures reach the user as task errors instead
 
-TOOL_FIELD = "$.metadata.toolName"
-TRANSPORT_FIELD = "$.metadata.transport"
-TRANSPORTS = ("stdio", "sse", "streamable-http")
 MAX_TOOL_PAGES = 100
 IN_FLIGHT = " while the call was in flight"
-
-
-def tool_name(skill: Skill) -> str:
-    name = skill.manifest.metadata.get("toolName", skill.id)
-    if not isinstance(name, str) or not name.strip():
-        raise InputError("toolName must be the name of one of the server's tools", file=str(skill.path),
-                         field=TOOL_FIELD)
-    return name
-
-
-def transport_of(skill: Skill) -> str:
-    """``stdio``, ``streamable-http`` or ``sse``: ``metadata.transport`` when given (the original's key), else
-    ``sse`` for a URL whose path ends in ``/sse``, ``streamable-http`` for another URL, ``stdio`` otherwise."""
-    entrypoint = skill.manifest.entrypoint.strip()
-    parts = urlsplit(entrypoint)
-    if parts.scheme == "mcp":
-        raise InputError(f"{entrypoint!r} is the placeholder the original eval-skills' create writes, not a way to "
-                         "reach a server", file=str(skill.path), field="$.entrypoint",
-                         hint="give the server's command (stdio) or its http(s):// URL")
-    is_url = parts.scheme in ("http", "https")
-    given = skill.manifest.metadata.get("transport") if isinstance(skill.manifest.metadata, dict) else None
-    if given is None:
-        return ("sse" if parts.path.rstrip("/").endswith("/sse") else "streamable-http") if is_url else "stdio"
-    if given not in TRANSPORTS or (given == "stdio") == is_url:
-        want = "sse or streamable-http, for a URL" if is_url else "stdio, for a command"
-        raise InputError(f"transport {given!r} does not fit the entrypoint", file=str(skill.path),
-                         field=TRANSPORT_FIELD, hint=f"use {want}, or leave it out")
-    return str(given)
 
 
 def _leaf(exc: BaseException) -> BaseException:
@@ -103,30 +71,6 @@ def _reason(exc: BaseException) -> str:
         return f"MCP error {exc.error.code}: {exc.error.message}"
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _texts(result: mcp_types.CallToolResult) -> list[str]:
-    return [block.text for block in result.content if isinstance(block, mcp_types.TextContent)]
-
-
-def result_output(result: mcp_types.CallToolResult) -> Any:
-    """The output of a tool result: structured content, else the text (read as JSON when it is JSON), else
-    the content blocks as JSON. Structured content that only wraps the text (``{"result": "<the text>"}``,
-    what the SDK makes of a tool returning a ``str``) is that text read as JSON when it is a JSON object or
-    array, as the original eval-skills reads it."""
-    structured, texts = result.structured_content, _texts(result)
-    text = "\n".join(texts)
-    if structured is not None:
-        if texts and structured == {"result": text} and text.lstrip()[:1] in ("{", "["):
-            with contextlib.suppress(NotJSON):
-                return loads_untrusted(text)
-        return structured
-    if texts:
-        try:
-            return loads_untrusted(text)
-        except NotJSON:
-            return text
-    return [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content]
 
 
 class _Session:
@@ -423,7 +367,7 @@ class McpAdapter(Adapter):
             raise
         latency_ms = (time.perf_counter() - started) * 1000
         if result.is_error:
-            texts = _texts(result)
+            texts = texts_of(result)
             message = "\n".join(texts) if texts else json.dumps(result_output(result))
             if ring is not None and _GENERIC.fullmatch(message.strip()):
                 await asyncio.sleep(0.05)  # the traceback the server logged before it answered: let it be read
