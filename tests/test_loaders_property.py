@@ -14,7 +14,6 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from eval_skills.adapters._process import read_line
 from eval_skills.adapters.subprocess import _as_reply
 from eval_skills.config import load_config
 from eval_skills.errors import InputError, SkillProtocolError
@@ -25,6 +24,7 @@ from eval_skills.formats.fixtures import load_tasks, read_answer
 from eval_skills.formats.skill import load_skill
 from eval_skills.formats.untrusted import MAX_DEPTH, NotJSON, loads_untrusted
 from eval_skills.formats.workspace import Feedback, Grading, Timing
+from eval_skills.procs import read_line
 from eval_skills.reports import load_report_file
 
 EXAMPLES = int(os.environ.get("PROPERTY_EXAMPLES", "60"))  # more for a longer search: PROPERTY_EXAMPLES=1000

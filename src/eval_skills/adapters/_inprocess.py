@@ -36,7 +36,7 @@ from typing import Any
 
 from ..errors import SkillCrashed, SkillError, SkillProtocolError, SkillTimeout
 from ..formats.untrusted import NotJSON, loads_untrusted
-from ._process import Ring
+from ..procs import Ring
 
 __all__ = ["WorkerPool", "capture_output", "release_output", "run_in_thread", "to_json"]
 

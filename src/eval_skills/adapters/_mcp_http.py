@@ -24,8 +24,8 @@ import httpx2
 from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 
 from ..formats.untrusted import NotJSON, UnusableJSON, loads_untrusted
+from ..procs import MAX_LINE_BYTES
 from ._mcp_stdio import UNUSABLE
-from ._process import MAX_LINE_BYTES
 
 __all__ = ["MAX_DEPTH", "mcp_http_client"]
 

@@ -33,7 +33,7 @@ from mcp.shared.message import SessionMessage
 
 from ..errors import SkillError
 from ..formats.untrusted import NotJSON, UnusableJSON, loads_untrusted
-from ._process import MAX_LINE_BYTES, Child, describe_exit, excerpt, read_line, read_until_exit
+from ..procs import MAX_LINE_BYTES, Child, describe_exit, excerpt, read_line, read_until_exit
 
 __all__ = ["UNUSABLE", "StdioServer", "read_message"]
 

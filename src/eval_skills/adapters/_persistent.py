@@ -25,8 +25,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..errors import SkillError, SkillProtocolError, SkillTimeout
-from ..procs import LEFTOVER_GRACE
-from ._process import Child, excerpt, read_line
+from ..procs import LEFTOVER_GRACE, Child, excerpt, read_line
 
 Reply = dict[str, Any]
 Parse = Callable[[bytes], "Reply | None"]

@@ -1,4 +1,4 @@
-"""What the adapters that run programs share beyond :mod:`eval_skills.procs`: the child's clean
+"""What the adapters share beyond :mod:`eval_skills.procs` (which runs the programs): the child's clean
 environment and token usage in replies.
 
 Every skill program is started in its own session (so its process group can be killed whole), with the
@@ -12,39 +12,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..formats.skill import AdapterConfig
-from ..procs import (  # noqa: F401 - re-exported for the adapter modules
-    MAX_LINE_BYTES,
-    STDERR_BYTES,
-    STREAM_LIMIT,
-    Child,
-    Ring,
-    describe_exit,
-    excerpt,
-    kill_group,
-    read_line,
-    read_until_exit,
-    resolve_argv,
-    split_command,
-)
 from ..results import Usage
 
-__all__ = [
-    "BASE_ENV_KEYS",
-    "MAX_LINE_BYTES",
-    "STDERR_BYTES",
-    "STREAM_LIMIT",
-    "Child",
-    "Ring",
-    "child_env",
-    "describe_exit",
-    "excerpt",
-    "kill_group",
-    "parse_usage",
-    "read_line",
-    "read_until_exit",
-    "resolve_argv",
-    "split_command",
-]
+__all__ = ["BASE_ENV_KEYS", "child_env", "parse_usage"]
 
 BASE_ENV_KEYS = ("PATH", "HOME", "LANG", "LC_ALL", "TZ", "SYSTEMROOT")
 

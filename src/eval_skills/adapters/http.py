@@ -53,10 +53,10 @@ from ..errors import (
 )
 from ..formats.skill import ADAPTER_CONFIG_FILE, Skill
 from ..formats.untrusted import NotJSON, UnusableJSON, loads_untrusted
-from ..procs import resource_failure
+from ..procs import MAX_LINE_BYTES, Child, excerpt, resolve_argv, resource_failure, split_command
 from ..results import Invocation, Usage
 from ._body import ACCEPT_ENCODING, BodyTooLarge, BoundedBody, UnsupportedEncoding
-from ._process import MAX_LINE_BYTES, Child, child_env, excerpt, parse_usage, resolve_argv, split_command
+from ._process import child_env, parse_usage
 from .base import Adapter
 
 __all__ = ["HttpAdapter", "USAGE_HEADERS", "health_url", "invoke_url", "request_headers", "start_argv",

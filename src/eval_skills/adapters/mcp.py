@@ -42,11 +42,12 @@ from pydantic import ValidationError
 from .._version import __version__
 from ..errors import InputError, SkillCrashed, SkillError, SkillProtocolError, SkillRpcError, SkillTimeout
 from ..formats.skill import ADAPTER_CONFIG_FILE, Skill
+from ..procs import Child, describe_exit, resolve_argv
 from ..results import Invocation
 from ._mcp_http import mcp_http_client
 from ._mcp_skill import TOOL_FIELD, result_output, texts_of, tool_name, transport_of
 from ._mcp_stdio import _GENERIC, UNUSABLE, StdioServer, crash_detail
-from ._process import Child, child_env, describe_exit, parse_usage, resolve_argv
+from ._process import child_env, parse_usage
 from .base import Adapter
 from .http import health_url, request_headers, start_server
 from .subprocess import skill_command

@@ -38,20 +38,19 @@ from typing import Any
 from ..errors import InputError, SkillCrashed, SkillError, SkillProtocolError, SkillRpcError, SkillTimeout
 from ..formats.skill import ADAPTER_CONFIG_FILE, Skill
 from ..formats.untrusted import NotJSON, UnusableJSON, loads_untrusted
-from ..results import Invocation
-from ._persistent import PersistentChannel
-from ._process import (
+from ..procs import (
     MAX_LINE_BYTES,
     STDERR_BYTES,
     Child,
-    child_env,
     excerpt,
-    parse_usage,
     read_line,
     read_until_exit,
     resolve_argv,
     split_command,
 )
+from ..results import Invocation
+from ._persistent import PersistentChannel
+from ._process import child_env, parse_usage
 from .base import Adapter
 
 __all__ = ["SubprocessAdapter", "skill_command"]
