@@ -43,7 +43,7 @@ def _warn(text: str) -> None:
 @click.option("--timeout", type=FiniteFloat(min=0, min_open=True), default=600.0, show_default=True,
               help="Seconds one agent run may take.")
 @click.option("--seed", type=int, default=0, show_default=True,
-              help="Seeds the run order, the A/B labels, the bootstrap interval and the Monte Carlo test.")
+              help="Seeds the run order, the A/B labels, and the Monte Carlo test and interval above 16 cases.")
 @click.option("--feedback", "feedback_path", type=click.Path(path_type=Path), default=None,
               help="A feedback.json to start this iteration's reviews from [default: one empty review per run].")
 @click.option("--no-compare", is_flag=True, help="Skip the blind A/B comparison.")

@@ -10,6 +10,7 @@ from typing import Any
 from ..formats.workspace import ABSummary, Benchmark, BenchmarkStatistics, Comparison, Feedback, Review
 from ..reports.markdown import md_cell
 from .plan import PairedPlan
+from .power import clustered_se, design_section, design_sentence
 from .record import RunRecord, write_json
 from .summary import (
     ab_summary,
@@ -31,15 +32,24 @@ KIND_LABELS = {"always_pass": "passes in every run of both arms", "always_fail":
 
 
 def build_benchmark(plan: PairedPlan, records: dict[str, RunRecord], comparisons: dict[str, dict[int, Comparison]],
-                    metadata: dict[str, Any], notes: list[str], *, pending: int = 0) -> Benchmark:
-    """``comparisons`` empty: the blind A/B was not asked for. ``pending``: run pairs not compared yet."""
-    delta = delta_estimate(plan, records)
+                    metadata: dict[str, Any], notes: list[str], *, pending: int = 0, target_delta: float | None = None,
+                    level: float = 0.95, sequential: dict[str, Any] | None = None) -> Benchmark:
+    """``comparisons`` empty: the blind A/B was not asked for. ``pending``: run pairs not compared yet.
+    ``target_delta``: the lift the design is judged against (``statistics.design``); ``level`` and
+    ``sequential``: an adaptive design's interval level at the round it stopped, and its record."""
+    delta = delta_estimate(plan, records, level=level)
+    entries = run_entries(plan, records)
+    summary = run_summary(plan, records)
+    for arm in plan.arms:
+        summary[arm]["pass_rate_se_clustered"] = clustered_se(entries, arm)
+    design = design_section(entries, plan.arms, target=target_delta, planned_runs=plan.runs)
+    statistics = BenchmarkStatistics(pass_rate_delta=delta, pass_at_k=pass_at_k(plan, records), design=design,
+                                     **({"sequential": sequential} if sequential else {}))
     return Benchmark.model_validate({
-        "metadata": metadata, "runs": run_entries(plan, records), "run_summary": run_summary(plan, records),
-        "statistics": BenchmarkStatistics(pass_rate_delta=delta, pass_at_k=pass_at_k(plan, records)),
+        "metadata": metadata, "runs": entries, "run_summary": summary, "statistics": statistics,
         "non_discriminating": non_discriminating(plan, records),
         "comparison": ab_summary(plan, comparisons, pending) if comparisons else None, "notes": notes,
-        "verdict": verdict_sentence(delta, plan.baseline)})
+        "verdict": verdict_sentence(delta, plan.baseline, design)})
 
 
 ERROR_CHARS = 300  # of an error run's reason in benchmark.md
@@ -97,7 +107,7 @@ def render_markdown(bench: Benchmark, plan: PairedPlan) -> str:
     if d is not None:
         lines += ["", "## Pass-rate delta over cases"]
         if d.estimate is not None:
-            lines += ["", f"Estimate {d.estimate:+.4f}, 95% bootstrap interval [{d.ci_low:+.4f}, {d.ci_high:+.4f}], "
+            lines += ["", f"Estimate {d.estimate:+.4f}, {d.confidence:.0%} interval (sign-flip) [{d.ci_low:+.4f}, {d.ci_high:+.4f}], "
                           f"two-sided paired sign-flip p = {_num(d.p_value, '.4g')}, over "
                           f"{plural(d.cases or 0, 'case')}."]
         if d.note:
