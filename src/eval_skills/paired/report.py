@@ -10,7 +10,7 @@ from typing import Any
 from ..formats.workspace import ABSummary, Benchmark, BenchmarkStatistics, Comparison, Feedback, Review
 from ..reports.markdown import md_cell
 from .plan import PairedPlan
-from .power import clustered_se, design_section, design_sentence
+from .power import clustered_se, design_section
 from .record import RunRecord, write_json
 from .summary import (
     ab_summary,
@@ -107,7 +107,8 @@ def render_markdown(bench: Benchmark, plan: PairedPlan) -> str:
     if d is not None:
         lines += ["", "## Pass-rate delta over cases"]
         if d.estimate is not None:
-            lines += ["", f"Estimate {d.estimate:+.4f}, {d.confidence:.0%} interval (sign-flip) [{d.ci_low:+.4f}, {d.ci_high:+.4f}], "
+            lines += ["", f"Estimate {d.estimate:+.4f}, {d.confidence:.0%} interval (sign-flip) "
+                          f"[{d.ci_low:+.4f}, {d.ci_high:+.4f}], "
                           f"two-sided paired sign-flip p = {_num(d.p_value, '.4g')}, over "
                           f"{plural(d.cases or 0, 'case')}."]
         if d.note:

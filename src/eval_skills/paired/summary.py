@@ -7,7 +7,8 @@
 - ``statistics.pass_rate_delta``: the delta estimated over cases (per case, the mean over its runs with the
   skill minus the mean over the baseline's), the 95% interval got by inverting the paired sign-flip test (exact
   up to 16 cases, so it keeps its coverage with few cases, where a bootstrap interval does not), and the
-  two-sided paired sign-flip permutation test of the per-case deltas; ``statistics.pass_at_k`` per arm when there are several runs;
+  two-sided paired sign-flip permutation test of the per-case deltas; ``statistics.pass_at_k`` per arm when
+  there are several runs;
 - ``non_discriminating``: assertions that pass everywhere, fail everywhere, pass only without the skill, or
   pass in some runs of an arm and fail in others;
 - ``comparison``: the blind A/B verdicts as the skill's wins, ties and losses.
@@ -194,7 +195,7 @@ def delta_estimate(plan: PairedPlan, records: dict[str, RunRecord], *, level: fl
         "note": " ".join(notes), "case_deltas": {k: _r4(v) for k, v in deltas.items()}, "left_out": left_out,
         "min_p_value": smallest,
         "method": f"two-sided paired sign-flip permutation test ({'exact' if n <= EXACT_MAX else 'seeded Monte Carlo'}"
-                  f"), interval by inverting the sign-flip test ({'exact' if n <= EXACT_MAX else 'seeded random subsets'})"})
+                  f"), interval by inverting that test ({'exact' if n <= EXACT_MAX else 'seeded random subsets'})"})
 
 
 def _run_passed(record: RunRecord) -> bool | None:

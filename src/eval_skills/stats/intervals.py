@@ -40,7 +40,7 @@ def _subset_means_random(values: Sequence[float], count: int, rng: random.Random
             low = (mask & -mask).bit_length() - 1
             sums[mask] = sums[mask & (mask - 1)] + block[low]
         tables.append(sums)
-    means = []
+    means: list[float] = []
     while len(means) < count:
         bits = rng.getrandbits(n)
         size = bits.bit_count()
