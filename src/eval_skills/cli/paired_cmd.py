@@ -51,6 +51,17 @@ def _warn(text: str) -> None:
               help="Start no new run once the agent runs of this invocation have used this many tokens.")
 @click.option("--resume", is_flag=True,
               help="Finish an interrupted iteration: finished runs are kept, graded runs are not judged again.")
+@click.option("--adaptive", is_flag=True,
+              help="Run the --runs in rounds (run 1 of every case and arm, then run 2, ...) and start no further "
+                   "round once the verdict cannot change; the interval stays valid under this stopping.")
+@click.option("--target-delta", type=FiniteFloat(min=0, min_open=True, max=1), default=None,
+              help="The lift worth detecting (0.15 = 15 points): the design is judged against it (default 0.2), "
+                   "and --adaptive also stops once no lift larger than this remains possible.")
+@click.option("--fail-underpowered", is_flag=True,
+              help="Exit 1 when the design cannot detect the target lift with 80% power.")
+@click.option("--plan", "plan_only", is_flag=True,
+              help="Run nothing: read an iteration (--iteration, else the latest) as a pilot and print what "
+                   "detecting --target-delta would take.")
 @click.option("--min-delta", type=FiniteFloat(), default=None,
               help="Exit 1 when the pass-rate delta (with_skill minus baseline) is below this.")
 @click.option("--min-delta-ci", type=FiniteFloat(), default=None,
@@ -76,8 +87,16 @@ def paired_command(ctx: click.Context, **params: Any) -> None:
     from ..formats.workspace import Feedback
     from ..paired import LocalExecutor, PairedSettings, load_plan, resolve_iteration
 
+    if params["adaptive"] and params["runs"] < 2:
+        raise click.UsageError("--adaptive needs --runs 2 or more (it stops between rounds of runs)")
     plan = load_plan(params["skill_path"], baseline_path=params["baseline_skill_path"],
                      evals_path=params["evals_path"], runs=params["runs"], seed=params["seed"])
+    if params["plan_only"]:
+        from ._paired_plan import print_plan
+
+        workspace = params["workspace"] or plan.skill_path.resolve().parent / f"{plan.skill.name}-workspace"
+        print_plan(workspace, params["iteration"], params["target_delta"], as_json=params["as_json"])
+        return
     feedback = load_model(Feedback, params["feedback_path"]) if params["feedback_path"] else None
     workspace = params["workspace"] or plan.skill_path.resolve().parent / f"{plan.skill.name}-workspace"
     resolve_iteration(workspace, params["iteration"], params["resume"])  # a taken iteration fails here
@@ -98,7 +117,7 @@ def paired_command(ctx: click.Context, **params: Any) -> None:
         concurrency=params["concurrency"], timeout=params["timeout"], max_turns=params["max_turns"],
         model=params["model"], compare=compare, budget_tokens=params["budget_tokens"], feedback=feedback,
         agent={"agent": agent.name, "skills_subdir": agent.skills_subdir, "baseline_clean": not user_level},
-        notes=tuple(notes))
+        notes=tuple(notes), adaptive=params["adaptive"], target_delta=params["target_delta"])
     executor = LocalExecutor(agent, concurrency=params["concurrency"])
     outcome, received = _run(plan, settings, executor, judge, store_path, show_progress=not params["as_json"])
     bench = outcome.benchmark
@@ -121,12 +140,18 @@ def paired_command(ctx: click.Context, **params: Any) -> None:
     if outcome.unmeasured:
         click.echo(f"nothing measured: {outcome.unmeasured}; see {outcome.iteration / 'benchmark.md'}", err=True)
         sys.exit(EXIT_GATE_FAILED)
-    _gates(bench, params["min_delta"], params["min_delta_ci"])
+    _gates(bench, params["min_delta"], params["min_delta_ci"], params["fail_underpowered"])
 
 
-def _gates(bench: Any, min_delta: float | None, min_delta_ci: float | None) -> None:
+def _gates(bench: Any, min_delta: float | None, min_delta_ci: float | None, fail_underpowered: bool = False) -> None:
     delta = bench.statistics.pass_rate_delta if bench.statistics else None
     failed = []
+    design = (bench.statistics.design if bench.statistics else None) or {}
+    if fail_underpowered and design.get("underpowered"):
+        mde = design.get("minimum_detectable_effect")
+        failed.append(f"the design is underpowered: it detects "
+                      f"{'no lift' if mde is None else f'lifts of {mde * 100:.0f} pp or more'} with 80% power, "
+                      f"not {design['target_delta'] * 100:.0f} pp (--fail-underpowered)")
     if min_delta is not None:
         estimate = delta.estimate if delta else None
         if estimate is None or estimate < min_delta:
@@ -221,6 +246,12 @@ def _print_summary(outcome: Any, plan: Any) -> None:
     if bench.comparison is not None:
         ab = bench.comparison
         console.print(ab_sentence(ab, ARM_LABELS.get(plan.baseline, plan.baseline)))
-    console.print((bench.model_extra or {}).get("verdict", ""))
+    verdict = (bench.model_extra or {}).get("verdict", "")
+    console.print(verdict)
+    design = (bench.statistics.design if bench.statistics else None) or {}
+    if design.get("underpowered") and not verdict.startswith("Too little data"):
+        from ..paired.power import design_sentence
+
+        console.print(f"Underpowered: {design_sentence(design)}")
     for file in outcome.files:
         console.print(f"wrote {file}")

@@ -35,7 +35,8 @@ __all__ = ["CONFIG_FILE", "Iteration", "PairedSettings", "Progress", "check_resu
 
 CONFIG_FILE = "paired_config.json"  # what the iteration was started with; --resume must match it
 LOCK_FILE = ".paired.lock"  # held (flock) by the process running the iteration
-_MUST_MATCH = ("skill_digest", "baseline_digest", "evals_digest", "arms", "runs", "seed", "agent", "model")
+_MUST_MATCH = ("skill_digest", "baseline_digest", "evals_digest", "arms", "runs", "seed", "agent", "model",
+               "adaptive", "target_delta")
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,8 @@ class PairedSettings:
     feedback: Feedback | None = None
     agent: dict[str, Any] = field(default_factory=dict)  # how the agent is described in the reports
     notes: tuple[str, ...] = ()  # warnings found by the caller (a same-named skill at user level, ...)
+    adaptive: bool = False  # run in rounds and stop once the verdict cannot change (eval_skills.stats.sequential)
+    target_delta: float | None = None  # the lift the design is judged against (and, adaptive, stops within)
 
 
 @dataclass(frozen=True)
@@ -158,7 +161,8 @@ def iteration_config(plan: PairedPlan, settings: PairedSettings, judge: Judge | 
             "arms": list(plan.arms), "runs": plan.runs, "seed": plan.seed, "cases": [c.key for c in plan.cases],
             "agent": settings.agent.get("agent"), "model": settings.model, "judge": judge_identity(judge),
             "timeout": settings.timeout,
-            "max_turns": settings.max_turns, "started_at": now()}
+            "max_turns": settings.max_turns, "adaptive": settings.adaptive, "target_delta": settings.target_delta,
+            "started_at": now()}
 
 
 def check_resume(folder: Path, config: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,108 @@
+"""Planning a paired design from a pilot, and stopping it early: through the command line, figures by hand."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from paired_data import agent_args, invoice_skill, judge_args, paired
+from test_paired_cli import small_skill
+
+Z = 1.959964 + 0.841621  # z[0.975] + z[0.8]
+
+
+def test_a_pilot_gives_the_design_its_figures_and_plan(tmp_path: Path) -> None:
+    skill, old, script = invoice_skill(tmp_path)
+    out = paired("--skill-path", skill, "--baseline-skill-path", old, *agent_args(script), *judge_args(),
+                 "--runs", 2, "--no-compare", "--no-store", "--json", cwd=tmp_path, script_file=script)
+    assert out.returncode == 0, out.stderr
+    bench = json.loads(out.stdout)
+    design = bench["statistics"]["design"]
+    # per-case deltas (invoice_skill's docstring): +0.25 x 4, -0.25, 0, +0.125 (case 7 left out): mean 0.125,
+    # sample variance 0.21875 / 6. Only case 8 varies over runs: var([1, 0.75]) = 0.03125 with the skill, so the
+    # within-case variance is 0.03125 / 7 and the noise it puts in a delta 0.03125 / 2 / 7
+    total, within = 0.21875 / 6, 0.03125 / 7
+    between = total - within / 2
+    assert design["cases"] == 7 and design["runs"] == 2
+    assert design["within_case_variance"] == pytest.approx(within, abs=1e-6)
+    assert design["between_case_variance"] == pytest.approx(between, abs=1e-6)
+    mde = Z * math.sqrt((between + within / 2) / 7)  # 0.2022
+    assert design["minimum_detectable_effect"] == pytest.approx(mde, abs=1e-4)
+    assert design["target_delta"] == 0.2 and design["target_from"] == "default" and design["underpowered"] is True
+    # each arm's standard error, clustered by case, is there beside mean and stddev
+    assert bench["run_summary"]["with_skill"]["pass_rate_se_clustered"] > 0
+    workspace = tmp_path / "invoice-check-workspace"
+    assert "## What this design can detect" in (workspace / "iteration-1" / "benchmark.md").read_text()
+
+    # --plan reads the pilot and runs nothing: 15 points need ceil(Z^2 x total / 0.15^2) = 13 cases; at 7
+    # cases 7 x 0.0225 / Z^2 = 0.0201 is below the between-case variance, so no number of runs is enough
+    out = paired("--skill-path", skill, "--baseline-skill-path", old, "--plan", "--target-delta", 0.15, "--json",
+                 cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    plan = json.loads(out.stdout)
+    todo = plan["to_detect_target"]
+    assert todo["cases_at_current_runs"] == math.ceil(Z ** 2 * total / 0.15 ** 2) == 13
+    assert todo["runs_at_current_cases"] is None and "no number of runs is enough" in todo["runs_note"]
+    assert todo["better"] == "cases" and plan["target_from"] == "--target-delta"
+    out = paired("--skill-path", skill, "--baseline-skill-path", old, "--plan", "--target-delta", 0.15,
+                 cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "run about 13 cases at 2 runs" in out.stdout and "no number of runs is enough" in out.stdout
+    assert sorted(p.name for p in workspace.iterdir() if p.name.startswith("iteration-")) == ["iteration-1"]
+
+    # the same design, run again, fails its power gate
+    out = paired("--skill-path", skill, "--baseline-skill-path", old, *agent_args(script), *judge_args(),
+                 "--runs", 2, "--no-compare", "--no-store", "--fail-underpowered", cwd=tmp_path, script_file=script)
+    assert out.returncode == 1
+    assert "the design is underpowered: it detects lifts of 20 pp or more with 80% power, not 20 pp" in out.stderr
+
+
+def test_plan_without_a_pilot_is_one_line(tmp_path: Path) -> None:
+    skill, _, _ = small_skill(tmp_path, 2)
+    out = paired("--skill-path", skill, "--plan", cwd=tmp_path)
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines()[-1].startswith("error: ")
+    assert "run a small pilot first" in out.stderr
+
+
+def test_adaptive_stops_once_the_lift_is_settled(tmp_path: Path) -> None:
+    skill, _, script = small_skill(tmp_path, 8)  # the skill passes every case, the baseline fails every one
+    out = paired("--skill-path", skill, *agent_args(script), "--runs", 3, "--adaptive", "--no-compare",
+                 "--no-store", "--json", cwd=tmp_path, script_file=script)
+    assert out.returncode == 0, out.stderr
+    bench = json.loads(out.stdout)
+    seq = bench["statistics"]["sequential"]
+    # round 1 spends 0.05 ln(1 + (e - 1) / 3) = 0.02264; 8 deltas of +1: k = floor(0.01132 x 256) = 2, so the
+    # interval's lower bound is the 2nd smallest subset mean, 1: above 0
+    assert (seq["rounds_run"], seq["reason"], seq["stopped_early"], seq["runs_saved"]) == (1, "lift", True, 32)
+    assert seq["looks"][0]["alpha"] == pytest.approx(0.022642, abs=1e-6)
+    assert bench["statistics"]["pass_rate_delta"]["ci_low"] == 1.0
+    assert bench["metadata"]["complete"] is True and bench["metadata"]["missing_runs"] == []
+    assert bench["verdict"].startswith("The skill raises the pass rate")
+    assert any("stopped after 1 round of 3" in note for note in bench["notes"])
+    case = tmp_path / "invoice-check-workspace" / "iteration-1" / "eval-1"
+    assert (case / "with_skill" / "run-1").is_dir() and not (case / "with_skill" / "run-2").exists()
+
+
+def test_adaptive_stops_when_no_lift_above_the_target_remains(tmp_path: Path) -> None:
+    skill, _, script = small_skill(tmp_path, 8, helps=False)  # both arms pass everything: deltas of 0
+    common = ["--skill-path", skill, *agent_args(script), "--runs", 3, "--adaptive", "--no-compare", "--no-store",
+              "--json"]
+    out = paired(*common, "--target-delta", 0.2, cwd=tmp_path, script_file=script)
+    assert out.returncode == 0, out.stderr
+    seq = json.loads(out.stdout)["statistics"]["sequential"]
+    assert (seq["rounds_run"], seq["reason"], seq["runs_saved"]) == (1, "within_target", 32)
+    out = paired(*common, cwd=tmp_path, script_file=script)  # no target: nothing settles a null result early
+    assert out.returncode == 0, out.stderr
+    seq = json.loads(out.stdout)["statistics"]["sequential"]
+    assert (seq["rounds_run"], seq["stopped_early"], seq["runs_saved"]) == (3, False, 0)
+    assert [look["round"] for look in seq["looks"]] == [1, 2, 3]
+
+
+def test_adaptive_needs_several_runs(tmp_path: Path) -> None:
+    skill, _, script = small_skill(tmp_path, 2)
+    out = paired("--skill-path", skill, *agent_args(script), "--adaptive", "--no-store", cwd=tmp_path,
+                 script_file=script)
+    assert out.returncode == 2 and "--adaptive needs --runs 2 or more" in out.stderr
