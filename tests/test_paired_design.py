@@ -106,3 +106,29 @@ def test_adaptive_needs_several_runs(tmp_path: Path) -> None:
     out = paired("--skill-path", skill, *agent_args(script), "--adaptive", "--no-store", cwd=tmp_path,
                  script_file=script)
     assert out.returncode == 2 and "--adaptive needs --runs 2 or more" in out.stderr
+
+
+def test_check_assertions_before_any_agent_runs(tmp_path: Path) -> None:
+    skill, _, script = small_skill(tmp_path, 3)
+    path = skill / "evals" / "evals.json"
+    evals = json.loads(path.read_text())
+    evals["evals"][0]["expected_output"] = "The total only"  # fails its own contains "VAT amount"
+    evals["evals"][1]["selftune_assertions"].append({"type": "not_contains", "value": "ERROR"})  # empty passes
+    evals["evals"][2]["selftune_assertions"].append({"type": "tool_called", "value": "Read"})  # not checkable
+    path.write_text(json.dumps(evals))
+    log = tmp_path / "agent-log.jsonl"
+    out = paired("--skill-path", skill, *agent_args(script), "--no-compare", "--no-store", "--strict-assertions",
+                 cwd=tmp_path, script_file=script)
+    assert out.returncode == 1, out.stderr
+    assert ("eval 1: the assertion 'contains \"VAT amount\"' fails on the case's own expected_output"
+            in out.stderr)
+    assert "eval 2: the assertion 'not_contains \"ERROR\"' passes an empty response" in out.stderr
+    assert "tool_called" not in out.stderr
+    assert "1 assertions contradict their case, 1 check nothing" in out.stderr
+    assert not log.exists() and not (tmp_path / "invoice-check-workspace").exists()  # no agent ran
+    out = paired("--skill-path", skill, *agent_args(script), "--no-compare", "--no-store", "--check-assertions",
+                 "--json", cwd=tmp_path, script_file=script)
+    assert out.returncode == 0, out.stderr
+    found = json.loads(out.stdout)["metadata"]["assertion_check"]
+    assert [(f["eval_id"], f["kind"]) for f in found] == [(1, "contradicts"), (2, "checks_nothing")]
+    assert found[0]["evidence"] == "not found in the answer (14 characters)"

@@ -62,6 +62,11 @@ def _warn(text: str) -> None:
 @click.option("--plan", "plan_only", is_flag=True,
               help="Run nothing: read an iteration (--iteration, else the latest) as a pilot and print what "
                    "detecting --target-delta would take.")
+@click.option("--check-assertions", is_flag=True,
+              help="Before any agent runs, grade each case's expected_output and an empty response: report "
+                   "assertions the expected output fails and ones an empty response passes.")
+@click.option("--strict-assertions", is_flag=True,
+              help="As --check-assertions, and exit 1 before any agent runs when it finds either.")
 @click.option("--min-delta", type=FiniteFloat(), default=None,
               help="Exit 1 when the pass-rate delta (with_skill minus baseline) is below this.")
 @click.option("--min-delta-ci", type=FiniteFloat(), default=None,
@@ -106,6 +111,9 @@ def paired_command(ctx: click.Context, **params: Any) -> None:
     store_path = None if params["no_store"] else params["store"] or default_store(config)
     judge = build_judge(params, config.llm, verdict_cache(params, store_path)) if plan.needs_judge or compare else None
     notes = []
+    checked = None
+    if params["check_assertions"] or params["strict_assertions"]:
+        checked = _check_assertions(plan, judge, strict=params["strict_assertions"])
     user_level = agent.user_level_skills([plan.skill.name])
     if user_level:
         notes.append(f"A skill named {plan.skill.name!r} is installed at user level ({user_level[0]}): the agent "
@@ -117,7 +125,8 @@ def paired_command(ctx: click.Context, **params: Any) -> None:
         concurrency=params["concurrency"], timeout=params["timeout"], max_turns=params["max_turns"],
         model=params["model"], compare=compare, budget_tokens=params["budget_tokens"], feedback=feedback,
         agent={"agent": agent.name, "skills_subdir": agent.skills_subdir, "baseline_clean": not user_level},
-        notes=tuple(notes), adaptive=params["adaptive"], target_delta=params["target_delta"])
+        notes=tuple(notes), adaptive=params["adaptive"], target_delta=params["target_delta"],
+        assertion_check=checked)
     executor = LocalExecutor(agent, concurrency=params["concurrency"])
     outcome, received = _run(plan, settings, executor, judge, store_path, show_progress=not params["as_json"])
     bench = outcome.benchmark
@@ -141,6 +150,27 @@ def paired_command(ctx: click.Context, **params: Any) -> None:
         click.echo(f"nothing measured: {outcome.unmeasured}; see {outcome.iteration / 'benchmark.md'}", err=True)
         sys.exit(EXIT_GATE_FAILED)
     _gates(bench, params["min_delta"], params["min_delta_ci"], params["fail_underpowered"])
+
+
+def _check_assertions(plan: Any, judge: Any, *, strict: bool) -> list[dict[str, Any]]:
+    from ..formats.untrusted import shown_text
+    from ..paired.assertion_check import check_assertions
+
+    findings = asyncio.run(check_assertions(plan, judge))
+    said = {"contradicts": "fails on the case's own expected_output", "checks_nothing": "passes an empty response",
+            "judge_error": "got no verdict from the judge"}
+    for f in findings:
+        evidence = " ".join(shown_text(f.evidence).split())[:200]
+        _warn(f"eval {f.eval_id}: the assertion {shown_text(f.assertion)!r} {said[f.kind]} ({evidence})")
+    problems = [f for f in findings if f.kind != "judge_error"]
+    click.echo(f"assertion check: {len(plan.cases)} cases, "
+               f"{sum(f.kind == 'contradicts' for f in findings)} assertions contradict their case, "
+               f"{sum(f.kind == 'checks_nothing' for f in findings)} check nothing", err=True)
+    if strict and problems:
+        click.echo("assertion check failed (--strict-assertions): fix the assertions before running agents",
+                   err=True)
+        sys.exit(EXIT_GATE_FAILED)
+    return [f.as_dict() for f in findings]
 
 
 def _gates(bench: Any, min_delta: float | None, min_delta_ci: float | None, fail_underpowered: bool = False) -> None:

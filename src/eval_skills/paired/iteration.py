@@ -55,6 +55,7 @@ class PairedSettings:
     notes: tuple[str, ...] = ()  # warnings found by the caller (a same-named skill at user level, ...)
     adaptive: bool = False  # run in rounds and stop once the verdict cannot change (eval_skills.stats.sequential)
     target_delta: float | None = None  # the lift the design is judged against (and, adaptive, stops within)
+    assertion_check: list[dict[str, Any]] | None = None  # findings of --check-assertions, when it ran
 
 
 @dataclass(frozen=True)

@@ -242,6 +242,8 @@ def _benchmark(state: Iteration, number: int, config: dict[str, Any], cut_short:
     if judge_errors:
         notes.append(f"{plural(len(judge_errors), 'run')} with judge errors: those assertions count neither as "
                      "passes nor as failures (--resume asks the judge again).")
+    if settings.assertion_check is not None:
+        metadata["assertion_check"] = settings.assertion_check
     if sequential is not None:
         metadata["adaptive"] = True
         if sequential.stopped:
