@@ -132,3 +132,41 @@ def test_check_assertions_before_any_agent_runs(tmp_path: Path) -> None:
     found = json.loads(out.stdout)["metadata"]["assertion_check"]
     assert [(f["eval_id"], f["kind"]) for f in found] == [(1, "contradicts"), (2, "checks_nothing")]
     assert found[0]["evidence"] == "not found in the answer (14 characters)"
+
+
+def test_compare_iterations_only_when_comparable(tmp_path: Path) -> None:
+    skill, _, script = small_skill(tmp_path, 8, helps=False)  # iteration 1: both arms pass every case
+    common = ["--skill-path", skill, *agent_args(script), "--no-compare", "--no-store"]
+    assert paired(*common, cwd=tmp_path, script_file=script).returncode == 0
+    md = skill / "SKILL.md"
+    md.write_text(md.read_text().replace("version 2", "version 1"))  # the skill now misses the VAT amount
+    assert paired(*common, cwd=tmp_path, script_file=script).returncode == 0
+    out = paired("--skill-path", skill, "--compare-iterations", 1, 2, "--json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    with_skill, baseline = result["arms"]
+    # every case's with_skill pass rate went from 1 to 0; 8 deltas of -1: the interval is [-1, -1]
+    assert (with_skill["configuration"], with_skill["estimate"], with_skill["ci_high"]) == ("with_skill", -1.0, -1.0)
+    assert with_skill["p_value"] == 2 / 2 ** 8 and with_skill["cases"] == 8
+    assert baseline["configuration"] == "without_skill" and baseline["estimate"] == 0.0
+    assert result["different_conditions"] == {}
+    assert result["verdict"].startswith("Iteration 2 lowers the with_skill pass rate against iteration 1: -100.0 pp")
+
+    evals = skill / "evals" / "evals.json"  # a changed test set: iteration 3 is not comparable with 1
+    data = json.loads(evals.read_text())
+    data["evals"][0]["prompt"] += " today"
+    evals.write_text(json.dumps(data))
+    assert paired(*common, cwd=tmp_path, script_file=script).returncode == 0
+    out = paired("--skill-path", skill, "--compare-iterations", 1, 3, cwd=tmp_path)
+    assert out.returncode == 2
+    assert "iterations 1 and 3 are not comparable: the test set (case ids, prompts, expected outputs) changed" in (
+        out.stderr)
+    assert "--allow-different test-set" in out.stderr
+    out = paired("--skill-path", skill, "--compare-iterations", 1, 3, "--allow-different", "test-set",
+                 cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "Compared although the test set (case ids, prompts, expected outputs) changed." in out.stdout
+    # the agent's model differs: refused as well
+    assert paired(*common, "--model", "other-model", cwd=tmp_path, script_file=script).returncode == 0
+    out = paired("--skill-path", skill, "--compare-iterations", 3, 4, cwd=tmp_path)
+    assert out.returncode == 2 and "model was the default, now other-model" in out.stderr

@@ -1,5 +1,5 @@
-"""``eval-skills paired --plan``: an iteration read as a pilot, and what a design able to detect the target
-lift would take. Runs nothing, writes nothing."""
+"""``eval-skills paired --plan`` (an iteration read as a pilot, and what a design able to detect the target
+lift would take) and ``--compare-iterations A B``. Both run nothing and write nothing."""
 
 from __future__ import annotations
 
@@ -49,3 +49,21 @@ def print_plan(workspace: Path, iteration: int | None, target: float | None, *, 
     click.echo(design_sentence(section))
     if section.get("underpowered"):
         click.echo("underpowered: this design cannot detect the target lift with 80% power")
+
+
+def print_comparison(workspace: Path, first: int, second: int, allow: set[str], *, seed: int,
+                     as_json: bool) -> None:
+    from ..paired.compare_iterations import compare_iterations
+
+    result = compare_iterations(workspace, first, second, allow=allow, seed=seed)
+    if as_json:
+        click.echo(json.dumps(result, indent=2, ensure_ascii=False))
+        return
+    for arm in result["arms"]:
+        if arm.get("estimate") is None:
+            click.echo(f"{arm['configuration']}: no case with graded runs in both iterations")
+            continue
+        click.echo(f"{arm['configuration']}: {arm['estimate'] * 100:+.1f} pp (95% interval "
+                   f"{arm['ci_low'] * 100:+.1f} to {arm['ci_high'] * 100:+.1f} pp), p = {arm['p_value']:.3g}, "
+                   f"{arm['cases']} cases" + (f"; left out: {', '.join(arm['left_out'])}" if arm["left_out"] else ""))
+    click.echo(result["verdict"])

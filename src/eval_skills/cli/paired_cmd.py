@@ -62,6 +62,11 @@ def _warn(text: str) -> None:
 @click.option("--plan", "plan_only", is_flag=True,
               help="Run nothing: read an iteration (--iteration, else the latest) as a pilot and print what "
                    "detecting --target-delta would take.")
+@click.option("--compare-iterations", nargs=2, type=click.IntRange(min=1), default=None, metavar="A B",
+              help="Run nothing: compare iteration B of the workspace with iteration A, case by case; refused "
+                   "when the model, the test set, the fixtures or the grading rule differ.")
+@click.option("--allow-different", multiple=True, type=click.Choice(["model", "test-set", "fixtures", "grading"]),
+              help="With --compare-iterations: compare although this condition differs (said in every output).")
 @click.option("--check-assertions", is_flag=True,
               help="Before any agent runs, grade each case's expected_output and an empty response: report "
                    "assertions the expected output fails and ones an empty response passes.")
@@ -96,6 +101,14 @@ def paired_command(ctx: click.Context, **params: Any) -> None:
         raise click.UsageError("--adaptive needs --runs 2 or more (it stops between rounds of runs)")
     plan = load_plan(params["skill_path"], baseline_path=params["baseline_skill_path"],
                      evals_path=params["evals_path"], runs=params["runs"], seed=params["seed"])
+    if params["compare_iterations"]:
+        from ._paired_plan import print_comparison
+
+        workspace = params["workspace"] or plan.skill_path.resolve().parent / f"{plan.skill.name}-workspace"
+        first, second = params["compare_iterations"]
+        print_comparison(workspace, first, second, set(params["allow_different"]), seed=params["seed"],
+                         as_json=params["as_json"])
+        return
     if params["plan_only"]:
         from ._paired_plan import print_plan
 

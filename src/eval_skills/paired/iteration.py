@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import json
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -163,7 +164,24 @@ def iteration_config(plan: PairedPlan, settings: PairedSettings, judge: Judge | 
             "agent": settings.agent.get("agent"), "model": settings.model, "judge": judge_identity(judge),
             "timeout": settings.timeout,
             "max_turns": settings.max_turns, "adaptive": settings.adaptive, "target_delta": settings.target_delta,
-            "started_at": now()}
+            "conditions": conditions(plan, settings, judge), "started_at": now()}
+
+
+def conditions(plan: PairedPlan, settings: PairedSettings, judge: Judge | None = None) -> dict[str, Any]:
+    """What a before-and-after comparison needs equal (``paired --compare-iterations``): the agent and the model
+    asked for, the judge (backend, model, prompt versions), and digests of the test set (ids, prompts, expected
+    outputs, fixture names), of the fixture files' bytes, of the grading rule (every case's assertions and
+    checks) and of the skill."""
+    def text_digest(value: Any) -> str:
+        return _digest(json.dumps(value, sort_keys=True, ensure_ascii=False).encode())
+
+    cases = [c.case for c in plan.cases]
+    return {
+        "agent": settings.agent.get("agent"), "model": settings.model, "judge": judge_identity(judge),
+        "test_set": text_digest([[c.id, c.prompt, c.expected_output, c.files] for c in cases]),
+        "fixtures": _digest(*(data for case in plan.cases for _, data in sorted(case.files.items()))),
+        "grading": text_digest([[c.key, c.texts] for c in plan.cases]),
+        "skill": plan.bundles[plan.arms[0]][0].digest}
 
 
 def check_resume(folder: Path, config: dict[str, Any]) -> dict[str, Any]:

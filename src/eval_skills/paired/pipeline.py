@@ -219,7 +219,7 @@ def _benchmark(state: Iteration, number: int, config: dict[str, Any], cut_short:
         "budget_tokens": settings.budget_tokens, "tokens_used": sum(r.tokens or 0 for r in state.records.values()),
         "complete": not (missing or ungraded or pending), "cut_short": cut_short, "missing_runs": missing,
         "ungraded_runs": ungraded, "pending_comparisons": pending, "resumed": settings.resume,
-        "tool_version": __version__,
+        "tool_version": __version__, "conditions": config.get("conditions"),
     }
     notes = list(plan.warnings) + list(settings.notes)
     left = [plural(len(missing), "run") + " missing"]
