@@ -170,3 +170,52 @@ def test_compare_iterations_only_when_comparable(tmp_path: Path) -> None:
     assert paired(*common, "--model", "other-model", cwd=tmp_path, script_file=script).returncode == 0
     out = paired("--skill-path", skill, "--compare-iterations", 3, 4, cwd=tmp_path)
     assert out.returncode == 2 and "model was the default, now other-model" in out.stderr
+
+
+def test_several_agents_say_whether_the_skill_is_portable(tmp_path: Path) -> None:
+    import os
+    import sys
+
+    from paired_data import V1_ANSWER, V2_ANSWER
+
+    skill, _, script = small_skill(tmp_path, 8)
+    data = json.loads(script.read_text())  # the command agent: the skill makes it miss the VAT amount
+    data.update(answer=V2_ANSWER, skill_answers=[{"when": "version 2", "skilled_answer": V1_ANSWER}])
+    script.write_text(json.dumps(data))
+    fakes = Path(__file__).parent / "fakes"  # the stand-in claude CLI: the skill makes it pass
+    cli = {"skill": "invoice-check", "answer": "plain answer", "skilled_answer": V2_ANSWER}
+    env = {"PATH": f"{fakes}:{Path(sys.executable).parent}:{os.environ['PATH']}", "FAKE_CLI_JSON": json.dumps(cli),
+           "HOME": str(tmp_path / "home")}
+    out = paired("--skill-path", skill, "--agent", "command", *agent_args(script), "--agent", "claude",
+                 "--model", "claude=sonnet-x", "--no-compare", "--no-store", "--json", cwd=tmp_path, script_file=script,
+                 env=env)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    report = result["portability"]
+    by_agent = {a["agent"]: a for a in report["agents"]}
+    assert by_agent["command"]["estimate"] == -1.0 and by_agent["command"]["direction"] == "hurts"
+    assert by_agent["claude"]["estimate"] == 1.0 and by_agent["claude"]["direction"] == "helps"
+    assert by_agent["claude"]["model"] == "sonnet-x" and by_agent["command"]["model"] is None
+    # per case the command agent's delta (-1) minus claude's (+1): eight differences of -2
+    (pair,) = report["interaction"]
+    assert pair["agents"] == ["command", "claude"] and (pair["difference"], pair["cases"]) == (-2.0, 8)
+    assert pair["p_value"] == 2 / 2 ** 8
+    assert report["verdict"] == ("Not portable: the skill helps on claude and hurts on command (each agent's 95% "
+                                 "interval excludes 0).")
+    agents = tmp_path / "invoice-check-workspace" / "agents"
+    assert (agents / "command" / "iteration-1" / "benchmark.json").is_file()
+    assert (agents / "claude" / "iteration-1" / "benchmark.json").is_file()
+    assert "Not portable" in (agents / "portability-1.md").read_text()
+    assert result["benchmarks"]["claude"]["metadata"]["model"] == "sonnet-x"
+
+
+def test_agent_options_for_several_agents_are_checked(tmp_path: Path) -> None:
+    skill, _, script = small_skill(tmp_path, 2)
+    out = paired("--skill-path", skill, "--agent", "claude", "--agent", "codex", "--agent-cmd", "x", "--no-store",
+                 cwd=tmp_path)
+    assert out.returncode == 2 and "--agent-cmd: applies only to --agent command, none of which is given" in out.stderr
+    out = paired("--skill-path", skill, "--agent", "claude", "--agent", "claude", "--no-store", cwd=tmp_path)
+    assert out.returncode == 2 and "names the same agent twice" in out.stderr
+    out = paired("--skill-path", skill, "--agent", "claude", "--agent", "codex", "--model", "opencode=m",
+                 "--no-store", cwd=tmp_path)
+    assert out.returncode == 2 and "names the agent 'opencode', which is not among the --agent given" in out.stderr

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED
-from ._agent_options import agent_options, build_agent, build_judge, judge_options, verdict_cache
+from ._agent_options import agent_options, build_agent, build_judge, judge_options, per_agent, verdict_cache
 from ._options import FiniteFloat
 
 EXIT_TERMINATED = 143
@@ -117,52 +117,89 @@ def paired_command(ctx: click.Context, **params: Any) -> None:
         return
     feedback = load_model(Feedback, params["feedback_path"]) if params["feedback_path"] else None
     workspace = params["workspace"] or plan.skill_path.resolve().parent / f"{plan.skill.name}-workspace"
-    resolve_iteration(workspace, params["iteration"], params["resume"])  # a taken iteration fails here
+    agent_sets = per_agent(params)
+    several = len(agent_sets) > 1
+    places = [workspace / "agents" / str(p["agent"]) if several else workspace for p in agent_sets]
+    for place in places:
+        resolve_iteration(place, params["iteration"], params["resume"])  # a taken iteration fails here
     config = load_config(params["config_path"])
-    agent = build_agent(params)
+    agents = [build_agent(p) for p in agent_sets]  # every agent checked before any runs
     compare = not params["no_compare"]
     store_path = None if params["no_store"] else params["store"] or default_store(config)
     judge = build_judge(params, config.llm, verdict_cache(params, store_path)) if plan.needs_judge or compare else None
-    notes = []
     checked = None
     if params["check_assertions"] or params["strict_assertions"]:
         checked = _check_assertions(plan, judge, strict=params["strict_assertions"])
-    user_level = agent.user_level_skills([plan.skill.name])
-    if user_level:
-        notes.append(f"A skill named {plan.skill.name!r} is installed at user level ({user_level[0]}): the agent "
-                     f"may load it in the {plan.baseline} runs too, so the baseline is not clean.")
-    for text in plan.warnings + notes:
+    for text in plan.warnings:
         _warn(text)
-    settings = PairedSettings(
-        workspace=workspace, iteration=params["iteration"], resume=params["resume"],
-        concurrency=params["concurrency"], timeout=params["timeout"], max_turns=params["max_turns"],
-        model=params["model"], compare=compare, budget_tokens=params["budget_tokens"], feedback=feedback,
-        agent={"agent": agent.name, "skills_subdir": agent.skills_subdir, "baseline_clean": not user_level},
-        notes=tuple(notes), adaptive=params["adaptive"], target_delta=params["target_delta"],
-        assertion_check=checked)
-    executor = LocalExecutor(agent, concurrency=params["concurrency"])
-    outcome, received = _run(plan, settings, executor, judge, store_path, show_progress=not params["as_json"])
-    bench = outcome.benchmark
-    if params["as_json"]:
-        click.echo(json.dumps(bench.model_dump(mode="json"), indent=2, ensure_ascii=False))
-    else:
-        _print_summary(outcome, plan)
-    if outcome.interrupted:
-        meta = bench.metadata
-        left = [f"{len(outcome.missing)} of {plan.total} runs missing"]
-        left += [f"{len(meta['ungraded_runs'])} not graded"] if meta.get("ungraded_runs") else []
-        pending = meta.get("pending_comparisons")
-        left += [f"{len(pending)} run pairs not compared"] if pending else []
-        click.echo(f"interrupted: {', '.join(left)}; every finished run was kept (finish with --resume "
-                   f"--iteration {outcome.number})", err=True)
-        sys.exit(EXIT_TERMINATED if received == signal.SIGTERM else EXIT_INTERRUPTED)
-    if outcome.cut_short == "budget":
-        _warn(f"--budget-tokens reached: {len(outcome.missing)} runs not started (finish with --resume "
-              f"--iteration {outcome.number})")
-    if outcome.unmeasured:
-        click.echo(f"nothing measured: {outcome.unmeasured}; see {outcome.iteration / 'benchmark.md'}", err=True)
-        sys.exit(EXIT_GATE_FAILED)
-    _gates(bench, params["min_delta"], params["min_delta_ci"], params["fail_underpowered"])
+    outcomes = []
+    for one, agent, place in zip(agent_sets, agents, places, strict=True):
+        notes = []
+        user_level = agent.user_level_skills([plan.skill.name])
+        if user_level:
+            notes.append(f"A skill named {plan.skill.name!r} is installed at user level ({user_level[0]}): the "
+                         f"agent may load it in the {plan.baseline} runs too, so the baseline is not clean.")
+        for text in notes:
+            _warn(text)
+        settings = PairedSettings(
+            workspace=place, iteration=params["iteration"], resume=params["resume"],
+            concurrency=params["concurrency"], timeout=params["timeout"], max_turns=params["max_turns"],
+            model=one["model"], compare=compare, budget_tokens=params["budget_tokens"], feedback=feedback,
+            agent={"agent": agent.name, "skills_subdir": agent.skills_subdir, "baseline_clean": not user_level},
+            notes=tuple(notes), adaptive=params["adaptive"], target_delta=params["target_delta"],
+            assertion_check=checked)
+        executor = LocalExecutor(agent, concurrency=params["concurrency"])
+        outcome, received = _run(plan, settings, executor, judge, store_path, show_progress=not params["as_json"])
+        outcomes.append((one, outcome))
+        if params["as_json"] and not several:
+            click.echo(json.dumps(outcome.benchmark.model_dump(mode="json"), indent=2, ensure_ascii=False))
+        elif not params["as_json"]:
+            if several:
+                click.echo(f"agent {agent.name}" + (f" (model {one['model']})" if one["model"] else "") + ":")
+            _print_summary(outcome, plan)
+        if outcome.interrupted:
+            _interrupted(outcome, plan, received)
+    if several:
+        _portability(plan, outcomes, workspace, as_json=params["as_json"], seed=params["seed"])
+    for _, outcome in outcomes:
+        if outcome.cut_short == "budget":
+            _warn(f"--budget-tokens reached: {len(outcome.missing)} runs not started (finish with --resume "
+                  f"--iteration {outcome.number})")
+    for _, outcome in outcomes:
+        if outcome.unmeasured:
+            click.echo(f"nothing measured: {outcome.unmeasured}; see {outcome.iteration / 'benchmark.md'}",
+                       err=True)
+            sys.exit(EXIT_GATE_FAILED)
+    for one, outcome in outcomes:
+        _gates(outcome.benchmark, params["min_delta"], params["min_delta_ci"], params["fail_underpowered"],
+               label=f"agent {one['agent']}: " if several else "")
+
+
+def _interrupted(outcome: Any, plan: Any, received: int | None) -> None:
+    meta = outcome.benchmark.metadata
+    left = [f"{len(outcome.missing)} of {plan.total} runs missing"]
+    left += [f"{len(meta['ungraded_runs'])} not graded"] if meta.get("ungraded_runs") else []
+    pending = meta.get("pending_comparisons")
+    left += [f"{len(pending)} run pairs not compared"] if pending else []
+    click.echo(f"interrupted: {', '.join(left)}; every finished run was kept (finish with --resume "
+               f"--iteration {outcome.number})", err=True)
+    sys.exit(EXIT_TERMINATED if received == signal.SIGTERM else EXIT_INTERRUPTED)
+
+
+def _portability(plan: Any, outcomes: list[Any], workspace: Path, *, as_json: bool, seed: int) -> None:
+    from ..paired.portability import portability, write_portability
+
+    report = portability([(str(one["agent"]), one["model"], outcome.benchmark, outcome.iteration)
+                          for one, outcome in outcomes], seed=seed)
+    files = write_portability(workspace / "agents", report)
+    if as_json:
+        click.echo(json.dumps({"portability": report, "benchmarks": {
+            str(one["agent"]): outcome.benchmark.model_dump(mode="json") for one, outcome in outcomes}},
+            indent=2, ensure_ascii=False))
+        return
+    click.echo(report["verdict"])
+    for file in files:
+        click.echo(f"wrote {file}")
 
 
 def _check_assertions(plan: Any, judge: Any, *, strict: bool) -> list[dict[str, Any]]:
@@ -186,7 +223,8 @@ def _check_assertions(plan: Any, judge: Any, *, strict: bool) -> list[dict[str, 
     return [f.as_dict() for f in findings]
 
 
-def _gates(bench: Any, min_delta: float | None, min_delta_ci: float | None, fail_underpowered: bool = False) -> None:
+def _gates(bench: Any, min_delta: float | None, min_delta_ci: float | None, fail_underpowered: bool = False,
+           label: str = "") -> None:
     delta = bench.statistics.pass_rate_delta if bench.statistics else None
     failed = []
     design = (bench.statistics.design if bench.statistics else None) or {}
@@ -206,7 +244,7 @@ def _gates(bench: Any, min_delta: float | None, min_delta_ci: float | None, fail
             failed.append(f"the interval's lower bound {'n/a' if low is None else f'{low:+.4f}'} is below "
                           f"--min-delta-ci {min_delta_ci:+g}")
     if failed:
-        click.echo("quality gate failed: " + "; ".join(failed), err=True)
+        click.echo(f"quality gate failed: {label}" + "; ".join(failed), err=True)
         sys.exit(EXIT_GATE_FAILED)
 
 
