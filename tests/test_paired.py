@@ -201,7 +201,8 @@ def test_without_skill_judge_errors_and_too_little_data(tmp_path: Path) -> None:
     assert (delta.estimate, delta.p_value, delta.cases) == (1.0, 0.5, 2)
     assert "no p-value below 0.05 is possible" in delta.note
     assert bench.model_extra["verdict"].startswith("Too little data to say")
-    assert "+1.00 to +1.00" in bench.model_extra["verdict"]
+    # two cases cannot bound the delta at 95%: the interval is the whole range
+    assert "95% interval -1.00 to +1.00" in bench.model_extra["verdict"]
     assert bench.statistics.pass_at_k == {}  # one run per arm
     assert any("judge errors" in note for note in bench.notes)
     assert not (tmp_path / "eval-skills.db").exists()  # --no-store

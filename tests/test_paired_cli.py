@@ -150,9 +150,11 @@ def test_min_delta_gates_and_a_baseline_that_is_not_clean(tmp_path: Path) -> Non
     bench = json.loads((tmp_path / "invoice-check-workspace" / "iteration-1" / "benchmark.json").read_text())
     assert bench["statistics"]["pass_rate_delta"]["estimate"] == 0.0 and bench["comparison"] is None
     assert bench["metadata"]["baseline_clean"] is False and any("not clean" in n for n in bench["notes"])
-    out = paired(*common, "--min-delta", 0, "--min-delta-ci", 0, cwd=tmp_path, script_file=script)
-    assert out.returncode == 0, out.stderr  # the gates hold at the bound
-    helps, _, script = small_skill(tmp_path / "b", 2)
+    out = paired(*common, "--min-delta", 0, cwd=tmp_path, script_file=script)
+    assert out.returncode == 0, out.stderr  # the gate holds at the bound
+    out = paired(*common, "--min-delta-ci", -1, cwd=tmp_path, script_file=script)
+    assert out.returncode == 0, out.stderr  # two cases cannot bound the delta: the interval is [-1, 1]
+    helps, _, script = small_skill(tmp_path / "b", 6)
     out = paired("--skill-path", helps, *agent_args(script), "--no-compare", "--no-store", "--min-delta", 0.9,
                  "--min-delta-ci", 1.5, cwd=tmp_path, script_file=script)
     assert out.returncode == 1

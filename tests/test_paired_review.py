@@ -119,6 +119,13 @@ def test_the_benchmark_tab_matches_benchmark_json(page: Any, workspace: Path) ->
     d = bench["statistics"]["pass_rate_delta"]
     assert page.inner_text("#delta-estimate .estimate") == f"{d['estimate'] * 100:+.1f} pp"
     assert page.inner_text("#delta-estimate .p-value") == f"p = {d['p_value']:.4f}"
+    design = bench["statistics"]["design"]  # the power analysis, as benchmark.json has it
+    if design.get("minimum_detectable_effect") is not None:
+        assert page.inner_text("#design .mde") == f"{design['minimum_detectable_effect'] * 100:+.1f} pp"
+        assert page.inner_text("#design .underpowered") == (
+            "underpowered" if design["underpowered"] else "powered enough")
+    else:
+        assert page.inner_text("#design") == design["note"]
     ab = bench["comparison"]
     assert [page.inner_text(f"#ab-summary .{k}") for k in ("wins", "ties", "losses")] == [
         str(ab["wins"]), str(ab["ties"]), str(ab["losses"])]

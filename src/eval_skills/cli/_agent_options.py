@@ -15,7 +15,7 @@ import click
 from ..errors import InputError
 
 __all__ = ["AGENT_OPTIONS", "JUDGE_OPTIONS", "agent_options", "build_agent", "build_judge", "judge_options",
-           "verdict_cache"]
+           "one_agent", "per_agent", "verdict_cache"]
 
 F = Callable[..., Any]
 
@@ -82,9 +82,10 @@ def agent_options(fn: F) -> F:
     """``--agent``, ``--agent-bin``, ``--agent-arg``, ``--agent-cmd``, ``--agent-output``, ``--skills-subdir``,
     ``--model``, ``--base-url``, ``--api-key-env``, ``--max-turns``."""
     options = [
-        click.option("--agent", "agent", default=None,
+        click.option("--agent", "agent", multiple=True,
                      help="Agent backend: claude, codex, opencode, openai or command "
-                          "[default: command when --agent-cmd is given, else claude]."),
+                          "[default: command when --agent-cmd is given, else claude]. paired takes it more than "
+                          "once to run the same cases on each agent."),
         click.option("--agent-bin", default=None, help="The agent CLI program (claude, codex, opencode) to run."),
         click.option("--agent-arg", "agent_args", multiple=True, metavar="ARG",
                      help="An extra argument for the agent CLI, e.g. --agent-arg=--dangerously-skip-permissions "
@@ -97,7 +98,9 @@ def agent_options(fn: F) -> F:
                           "[default: text]."),
         click.option("--skills-subdir", default=None,
                      help="Where a command agent finds project skills in its workspace [default: .agents/skills]."),
-        click.option("--model", default=None, help="Model name passed to the agent."),
+        click.option("--model", multiple=True, metavar="[AGENT=]MODEL",
+                     help="Model name passed to the agent; with several --agent, AGENT=MODEL gives one agent its "
+                          "model (a plain MODEL applies to every agent)."),
         click.option("--base-url", default=None, help="Base URL of an OpenAI-compatible endpoint (agent openai)."),
         click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
                      help="Environment variable holding the key of the openai agent."),
@@ -141,6 +144,48 @@ def _refuse_foreign(params: dict[str, Any], name: str, owned: dict[str, tuple[st
                              hint=f"drop {flag} or choose {what} {backends[0]}")
 
 
+def per_agent(params: dict[str, Any]) -> list[dict[str, Any]]:
+    """The options as one set per ``--agent`` (each with its own ``agent`` and ``model``). With several agents,
+    an option that belongs to some backends goes only to those, and is refused when none of them takes it."""
+    names = list(dict.fromkeys(params.get("agent") or ()))
+    if len(names) < len(params.get("agent") or ()):
+        raise InputError("names the same agent twice", field="--agent", hint="give each agent once")
+    if not names:
+        names = [_backend(None, params.get("agent_cmd"), "claude")]
+    models: dict[str | None, str] = {}
+    for given in params.get("model") or ():
+        agent, sep, model = given.partition("=")
+        key = agent if sep and agent in names else None if not sep or len(names) == 1 else agent
+        if key is not None and key not in names:
+            raise InputError(f"names the agent {agent!r}, which is not among the --agent given", field="--model",
+                             hint=f"use one of: {', '.join(names)}")
+        chosen = model if sep and key is not None else given
+        if key in models:
+            raise InputError("gives one agent two models", field="--model", hint="give each agent one model")
+        models[key] = chosen
+    sets = []
+    for name in names:
+        one = {**params, "agent": name, "model": models.get(name, models.get(None))}
+        if len(names) > 1:
+            for key, (flag, backends) in AGENT_ONLY.items():
+                if params.get(key) not in (None, (), []) and not set(backends) & set(names):
+                    raise InputError(f"applies only to --agent {', '.join(backends)}, none of which is given",
+                                     field=flag, hint=f"drop {flag}")
+                if name not in backends:
+                    one[key] = () if key == "agent_args" else None
+        sets.append(one)
+    return sets
+
+
+def one_agent(params: dict[str, Any], command: str) -> dict[str, Any]:
+    """The options of a command that runs one agent; InputError when several are given."""
+    sets = per_agent(params)
+    if len(sets) > 1:
+        raise InputError(f"{command} runs one agent at a time", field="--agent",
+                         hint="give --agent once (paired runs several)")
+    return sets[0]
+
+
 def build_agent(params: dict[str, Any]) -> Any:
     """The Agent the options describe, checked (``check()``): InputError before any run when it cannot run.
 
@@ -149,6 +194,8 @@ def build_agent(params: dict[str, Any]) -> Any:
     from ..agents import AGENTS, create_agent
     from ..procs import become_subreaper
 
+    if isinstance(params.get("agent"), tuple | list) or isinstance(params.get("model"), tuple | list):
+        params = one_agent(params, "this command")  # the options as given, not yet split per agent
     name = _backend(params.get("agent"), params.get("agent_cmd"), "claude")
     if name not in AGENTS or name not in AGENT_OPTIONS:
         known = ", ".join(sorted(set(AGENTS) & set(AGENT_OPTIONS)))

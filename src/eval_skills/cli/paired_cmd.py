@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED
-from ._agent_options import agent_options, build_agent, build_judge, judge_options, verdict_cache
+from ._agent_options import agent_options, build_agent, build_judge, judge_options, per_agent, verdict_cache
 from ._options import FiniteFloat
 
 EXIT_TERMINATED = 143
@@ -43,7 +43,7 @@ def _warn(text: str) -> None:
 @click.option("--timeout", type=FiniteFloat(min=0, min_open=True), default=600.0, show_default=True,
               help="Seconds one agent run may take.")
 @click.option("--seed", type=int, default=0, show_default=True,
-              help="Seeds the run order, the A/B labels, the bootstrap interval and the Monte Carlo test.")
+              help="Seeds the run order, the A/B labels, and the Monte Carlo test and interval above 16 cases.")
 @click.option("--feedback", "feedback_path", type=click.Path(path_type=Path), default=None,
               help="A feedback.json to start this iteration's reviews from [default: one empty review per run].")
 @click.option("--no-compare", is_flag=True, help="Skip the blind A/B comparison.")
@@ -51,6 +51,27 @@ def _warn(text: str) -> None:
               help="Start no new run once the agent runs of this invocation have used this many tokens.")
 @click.option("--resume", is_flag=True,
               help="Finish an interrupted iteration: finished runs are kept, graded runs are not judged again.")
+@click.option("--adaptive", is_flag=True,
+              help="Run the --runs in rounds (run 1 of every case and arm, then run 2, ...) and start no further "
+                   "round once the verdict cannot change; the interval stays valid under this stopping.")
+@click.option("--target-delta", type=FiniteFloat(min=0, min_open=True, max=1), default=None,
+              help="The lift worth detecting (0.15 = 15 points): the design is judged against it (default 0.2), "
+                   "and --adaptive also stops once no lift larger than this remains possible.")
+@click.option("--fail-underpowered", is_flag=True,
+              help="Exit 1 when the design cannot detect the target lift with 80% power.")
+@click.option("--plan", "plan_only", is_flag=True,
+              help="Run nothing: read an iteration (--iteration, else the latest) as a pilot and print what "
+                   "detecting --target-delta would take.")
+@click.option("--compare-iterations", nargs=2, type=click.IntRange(min=1), default=None, metavar="A B",
+              help="Run nothing: compare iteration B of the workspace with iteration A, case by case; refused "
+                   "when the model, the test set, the fixtures or the grading rule differ.")
+@click.option("--allow-different", multiple=True, type=click.Choice(["model", "test-set", "fixtures", "grading"]),
+              help="With --compare-iterations: compare although this condition differs (said in every output).")
+@click.option("--check-assertions", is_flag=True,
+              help="Before any agent runs, grade each case's expected_output and an empty response: report "
+                   "assertions the expected output fails and ones an empty response passes.")
+@click.option("--strict-assertions", is_flag=True,
+              help="As --check-assertions, and exit 1 before any agent runs when it finds either.")
 @click.option("--min-delta", type=FiniteFloat(), default=None,
               help="Exit 1 when the pass-rate delta (with_skill minus baseline) is below this.")
 @click.option("--min-delta-ci", type=FiniteFloat(), default=None,
@@ -76,57 +97,142 @@ def paired_command(ctx: click.Context, **params: Any) -> None:
     from ..formats.workspace import Feedback
     from ..paired import LocalExecutor, PairedSettings, load_plan, resolve_iteration
 
+    if params["adaptive"] and params["runs"] < 2:
+        raise click.UsageError("--adaptive needs --runs 2 or more (it stops between rounds of runs)")
     plan = load_plan(params["skill_path"], baseline_path=params["baseline_skill_path"],
                      evals_path=params["evals_path"], runs=params["runs"], seed=params["seed"])
+    if params["compare_iterations"]:
+        from ._paired_plan import print_comparison
+
+        workspace = params["workspace"] or plan.skill_path.resolve().parent / f"{plan.skill.name}-workspace"
+        first, second = params["compare_iterations"]
+        print_comparison(workspace, first, second, set(params["allow_different"]), seed=params["seed"],
+                         as_json=params["as_json"])
+        return
+    if params["plan_only"]:
+        from ._paired_plan import print_plan
+
+        workspace = params["workspace"] or plan.skill_path.resolve().parent / f"{plan.skill.name}-workspace"
+        print_plan(workspace, params["iteration"], params["target_delta"], as_json=params["as_json"])
+        return
     feedback = load_model(Feedback, params["feedback_path"]) if params["feedback_path"] else None
     workspace = params["workspace"] or plan.skill_path.resolve().parent / f"{plan.skill.name}-workspace"
-    resolve_iteration(workspace, params["iteration"], params["resume"])  # a taken iteration fails here
+    agent_sets = per_agent(params)
+    several = len(agent_sets) > 1
+    places = [workspace / "agents" / str(p["agent"]) if several else workspace for p in agent_sets]
+    for place in places:
+        resolve_iteration(place, params["iteration"], params["resume"])  # a taken iteration fails here
     config = load_config(params["config_path"])
-    agent = build_agent(params)
+    agents = [build_agent(p) for p in agent_sets]  # every agent checked before any runs
     compare = not params["no_compare"]
     store_path = None if params["no_store"] else params["store"] or default_store(config)
     judge = build_judge(params, config.llm, verdict_cache(params, store_path)) if plan.needs_judge or compare else None
-    notes = []
-    user_level = agent.user_level_skills([plan.skill.name])
-    if user_level:
-        notes.append(f"A skill named {plan.skill.name!r} is installed at user level ({user_level[0]}): the agent "
-                     f"may load it in the {plan.baseline} runs too, so the baseline is not clean.")
-    for text in plan.warnings + notes:
+    checked = None
+    if params["check_assertions"] or params["strict_assertions"]:
+        checked = _check_assertions(plan, judge, strict=params["strict_assertions"])
+    for text in plan.warnings:
         _warn(text)
-    settings = PairedSettings(
-        workspace=workspace, iteration=params["iteration"], resume=params["resume"],
-        concurrency=params["concurrency"], timeout=params["timeout"], max_turns=params["max_turns"],
-        model=params["model"], compare=compare, budget_tokens=params["budget_tokens"], feedback=feedback,
-        agent={"agent": agent.name, "skills_subdir": agent.skills_subdir, "baseline_clean": not user_level},
-        notes=tuple(notes))
-    executor = LocalExecutor(agent, concurrency=params["concurrency"])
-    outcome, received = _run(plan, settings, executor, judge, store_path, show_progress=not params["as_json"])
-    bench = outcome.benchmark
-    if params["as_json"]:
-        click.echo(json.dumps(bench.model_dump(mode="json"), indent=2, ensure_ascii=False))
-    else:
-        _print_summary(outcome, plan)
-    if outcome.interrupted:
-        meta = bench.metadata
-        left = [f"{len(outcome.missing)} of {plan.total} runs missing"]
-        left += [f"{len(meta['ungraded_runs'])} not graded"] if meta.get("ungraded_runs") else []
-        pending = meta.get("pending_comparisons")
-        left += [f"{len(pending)} run pairs not compared"] if pending else []
-        click.echo(f"interrupted: {', '.join(left)}; every finished run was kept (finish with --resume "
-                   f"--iteration {outcome.number})", err=True)
-        sys.exit(EXIT_TERMINATED if received == signal.SIGTERM else EXIT_INTERRUPTED)
-    if outcome.cut_short == "budget":
-        _warn(f"--budget-tokens reached: {len(outcome.missing)} runs not started (finish with --resume "
-              f"--iteration {outcome.number})")
-    if outcome.unmeasured:
-        click.echo(f"nothing measured: {outcome.unmeasured}; see {outcome.iteration / 'benchmark.md'}", err=True)
+    outcomes = []
+    for one, agent, place in zip(agent_sets, agents, places, strict=True):
+        notes = []
+        user_level = agent.user_level_skills([plan.skill.name])
+        if user_level:
+            notes.append(f"A skill named {plan.skill.name!r} is installed at user level ({user_level[0]}): the "
+                         f"agent may load it in the {plan.baseline} runs too, so the baseline is not clean.")
+        for text in notes:
+            _warn(text)
+        settings = PairedSettings(
+            workspace=place, iteration=params["iteration"], resume=params["resume"],
+            concurrency=params["concurrency"], timeout=params["timeout"], max_turns=params["max_turns"],
+            model=one["model"], compare=compare, budget_tokens=params["budget_tokens"], feedback=feedback,
+            agent={"agent": agent.name, "skills_subdir": agent.skills_subdir, "baseline_clean": not user_level},
+            notes=tuple(notes), adaptive=params["adaptive"], target_delta=params["target_delta"],
+            assertion_check=checked)
+        executor = LocalExecutor(agent, concurrency=params["concurrency"])
+        outcome, received = _run(plan, settings, executor, judge, store_path, show_progress=not params["as_json"])
+        outcomes.append((one, outcome))
+        if params["as_json"] and not several:
+            click.echo(json.dumps(outcome.benchmark.model_dump(mode="json"), indent=2, ensure_ascii=False))
+        elif not params["as_json"]:
+            if several:
+                click.echo(f"agent {agent.name}" + (f" (model {one['model']})" if one["model"] else "") + ":")
+            _print_summary(outcome, plan)
+        if outcome.interrupted:
+            _interrupted(outcome, plan, received)
+    if several:
+        _portability(plan, outcomes, workspace, as_json=params["as_json"], seed=params["seed"])
+    for _, outcome in outcomes:
+        if outcome.cut_short == "budget":
+            _warn(f"--budget-tokens reached: {len(outcome.missing)} runs not started (finish with --resume "
+                  f"--iteration {outcome.number})")
+    for _, outcome in outcomes:
+        if outcome.unmeasured:
+            click.echo(f"nothing measured: {outcome.unmeasured}; see {outcome.iteration / 'benchmark.md'}",
+                       err=True)
+            sys.exit(EXIT_GATE_FAILED)
+    for one, outcome in outcomes:
+        _gates(outcome.benchmark, params["min_delta"], params["min_delta_ci"], params["fail_underpowered"],
+               label=f"agent {one['agent']}: " if several else "")
+
+
+def _interrupted(outcome: Any, plan: Any, received: int | None) -> None:
+    meta = outcome.benchmark.metadata
+    left = [f"{len(outcome.missing)} of {plan.total} runs missing"]
+    left += [f"{len(meta['ungraded_runs'])} not graded"] if meta.get("ungraded_runs") else []
+    pending = meta.get("pending_comparisons")
+    left += [f"{len(pending)} run pairs not compared"] if pending else []
+    click.echo(f"interrupted: {', '.join(left)}; every finished run was kept (finish with --resume "
+               f"--iteration {outcome.number})", err=True)
+    sys.exit(EXIT_TERMINATED if received == signal.SIGTERM else EXIT_INTERRUPTED)
+
+
+def _portability(plan: Any, outcomes: list[Any], workspace: Path, *, as_json: bool, seed: int) -> None:
+    from ..paired.portability import portability, write_portability
+
+    report = portability([(str(one["agent"]), one["model"], outcome.benchmark, outcome.iteration)
+                          for one, outcome in outcomes], seed=seed)
+    files = write_portability(workspace / "agents", report)
+    if as_json:
+        click.echo(json.dumps({"portability": report, "benchmarks": {
+            str(one["agent"]): outcome.benchmark.model_dump(mode="json") for one, outcome in outcomes}},
+            indent=2, ensure_ascii=False))
+        return
+    click.echo(report["verdict"])
+    for file in files:
+        click.echo(f"wrote {file}")
+
+
+def _check_assertions(plan: Any, judge: Any, *, strict: bool) -> list[dict[str, Any]]:
+    from ..formats.untrusted import shown_text
+    from ..paired.assertion_check import check_assertions
+
+    findings = asyncio.run(check_assertions(plan, judge))
+    said = {"contradicts": "fails on the case's own expected_output", "checks_nothing": "passes an empty response",
+            "judge_error": "got no verdict from the judge"}
+    for f in findings:
+        evidence = " ".join(shown_text(f.evidence).split())[:200]
+        _warn(f"eval {f.eval_id}: the assertion {shown_text(f.assertion)!r} {said[f.kind]} ({evidence})")
+    problems = [f for f in findings if f.kind != "judge_error"]
+    click.echo(f"assertion check: {len(plan.cases)} cases, "
+               f"{sum(f.kind == 'contradicts' for f in findings)} assertions contradict their case, "
+               f"{sum(f.kind == 'checks_nothing' for f in findings)} check nothing", err=True)
+    if strict and problems:
+        click.echo("assertion check failed (--strict-assertions): fix the assertions before running agents",
+                   err=True)
         sys.exit(EXIT_GATE_FAILED)
-    _gates(bench, params["min_delta"], params["min_delta_ci"])
+    return [f.as_dict() for f in findings]
 
 
-def _gates(bench: Any, min_delta: float | None, min_delta_ci: float | None) -> None:
+def _gates(bench: Any, min_delta: float | None, min_delta_ci: float | None, fail_underpowered: bool = False,
+           label: str = "") -> None:
     delta = bench.statistics.pass_rate_delta if bench.statistics else None
     failed = []
+    design = (bench.statistics.design if bench.statistics else None) or {}
+    if fail_underpowered and design.get("underpowered"):
+        mde = design.get("minimum_detectable_effect")
+        failed.append(f"the design is underpowered: it detects "
+                      f"{'no lift' if mde is None else f'lifts of {mde * 100:.0f} pp or more'} with 80% power, "
+                      f"not {design['target_delta'] * 100:.0f} pp (--fail-underpowered)")
     if min_delta is not None:
         estimate = delta.estimate if delta else None
         if estimate is None or estimate < min_delta:
@@ -138,7 +244,7 @@ def _gates(bench: Any, min_delta: float | None, min_delta_ci: float | None) -> N
             failed.append(f"the interval's lower bound {'n/a' if low is None else f'{low:+.4f}'} is below "
                           f"--min-delta-ci {min_delta_ci:+g}")
     if failed:
-        click.echo("quality gate failed: " + "; ".join(failed), err=True)
+        click.echo(f"quality gate failed: {label}" + "; ".join(failed), err=True)
         sys.exit(EXIT_GATE_FAILED)
 
 
@@ -221,6 +327,12 @@ def _print_summary(outcome: Any, plan: Any) -> None:
     if bench.comparison is not None:
         ab = bench.comparison
         console.print(ab_sentence(ab, ARM_LABELS.get(plan.baseline, plan.baseline)))
-    console.print((bench.model_extra or {}).get("verdict", ""))
+    verdict = (bench.model_extra or {}).get("verdict", "")
+    console.print(verdict)
+    design = (bench.statistics.design if bench.statistics else None) or {}
+    if design.get("underpowered") and not verdict.startswith("Too little data"):
+        from ..paired.power import design_sentence
+
+        console.print(f"Underpowered: {design_sentence(design)}")
     for file in outcome.files:
         console.print(f"wrote {file}")

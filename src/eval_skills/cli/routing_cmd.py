@@ -13,7 +13,7 @@ import click
 
 from ..errors import InputError
 from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED
-from ._agent_options import agent_options, build_agent
+from ._agent_options import agent_options, build_agent, one_agent
 from ._options import FiniteFloat, GreedyCommand
 
 EXIT_TERMINATED = 143
@@ -67,6 +67,7 @@ def routing_command(**params: Any) -> None:
         routing_file_of,
     )
 
+    params = one_agent(params, "routing")
     if params["static"]:
         if params["min_f1"] is not None:
             raise InputError("--min-f1 needs agent runs, and --static runs none", field="--min-f1")

@@ -309,7 +309,7 @@ class ArmSummary(BaseModel):
 
 class DeltaEstimate(BaseModel):
     """``statistics.pass_rate_delta``: with_skill minus the baseline arm, estimated over cases (per case the
-    mean over its runs), with a bootstrap interval and a paired sign-flip permutation test."""
+    mean over its runs), with the interval and the p-value of the paired sign-flip permutation test."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -337,6 +337,7 @@ class BenchmarkStatistics(BaseModel):
 
     pass_rate_delta: DeltaEstimate | None = None
     pass_at_k: dict[str, PassAtK] = Field(default_factory=dict)
+    design: dict[str, Any] | None = None  # the power analysis (eval_skills.paired.power)
 
 
 class NonDiscriminating(BaseModel):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import json
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -35,7 +36,8 @@ __all__ = ["CONFIG_FILE", "Iteration", "PairedSettings", "Progress", "check_resu
 
 CONFIG_FILE = "paired_config.json"  # what the iteration was started with; --resume must match it
 LOCK_FILE = ".paired.lock"  # held (flock) by the process running the iteration
-_MUST_MATCH = ("skill_digest", "baseline_digest", "evals_digest", "arms", "runs", "seed", "agent", "model")
+_MUST_MATCH = ("skill_digest", "baseline_digest", "evals_digest", "arms", "runs", "seed", "agent", "model",
+               "adaptive", "target_delta")
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,9 @@ class PairedSettings:
     feedback: Feedback | None = None
     agent: dict[str, Any] = field(default_factory=dict)  # how the agent is described in the reports
     notes: tuple[str, ...] = ()  # warnings found by the caller (a same-named skill at user level, ...)
+    adaptive: bool = False  # run in rounds and stop once the verdict cannot change (eval_skills.stats.sequential)
+    target_delta: float | None = None  # the lift the design is judged against (and, adaptive, stops within)
+    assertion_check: list[dict[str, Any]] | None = None  # findings of --check-assertions, when it ran
 
 
 @dataclass(frozen=True)
@@ -158,7 +163,25 @@ def iteration_config(plan: PairedPlan, settings: PairedSettings, judge: Judge | 
             "arms": list(plan.arms), "runs": plan.runs, "seed": plan.seed, "cases": [c.key for c in plan.cases],
             "agent": settings.agent.get("agent"), "model": settings.model, "judge": judge_identity(judge),
             "timeout": settings.timeout,
-            "max_turns": settings.max_turns, "started_at": now()}
+            "max_turns": settings.max_turns, "adaptive": settings.adaptive, "target_delta": settings.target_delta,
+            "conditions": conditions(plan, settings, judge), "started_at": now()}
+
+
+def conditions(plan: PairedPlan, settings: PairedSettings, judge: Judge | None = None) -> dict[str, Any]:
+    """What a before-and-after comparison needs equal (``paired --compare-iterations``): the agent and the model
+    asked for, the judge (backend, model, prompt versions), and digests of the test set (ids, prompts, expected
+    outputs, fixture names), of the fixture files' bytes, of the grading rule (every case's assertions and
+    checks) and of the skill."""
+    def text_digest(value: Any) -> str:
+        return _digest(json.dumps(value, sort_keys=True, ensure_ascii=False).encode())
+
+    cases = [c.case for c in plan.cases]
+    return {
+        "agent": settings.agent.get("agent"), "model": settings.model, "judge": judge_identity(judge),
+        "test_set": text_digest([[c.id, c.prompt, c.expected_output, c.files] for c in cases]),
+        "fixtures": _digest(*(data for case in plan.cases for _, data in sorted(case.files.items()))),
+        "grading": text_digest([[c.key, c.texts] for c in plan.cases]),
+        "skill": plan.bundles[plan.arms[0]][0].digest}
 
 
 def check_resume(folder: Path, config: dict[str, Any]) -> dict[str, Any]:

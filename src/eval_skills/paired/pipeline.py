@@ -38,6 +38,7 @@ from .iteration import (
 from .plan import PairedPlan
 from .record import write_case, write_json
 from .report import build_benchmark, write_feedback, write_reports
+from .sequential import Sequential
 from .summary import pending_pairs, plural
 
 __all__ = ["CONFIG_FILE", "PairedOutcome", "PairedSettings", "Progress", "resolve_iteration", "run_paired"]
@@ -143,9 +144,9 @@ async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Ex
         state.progress()
         cut: list[str] = []
 
-        def specs() -> Iterator[RunSpec]:
+        def specs(number: int | None) -> Iterator[RunSpec]:
             for planned in plan.order():
-                if planned.run_id in state.records:
+                if planned.run_id in state.records or (number is not None and planned.number != number):
                     continue
                 if stop.is_set() or state.abort.is_set():
                     return
@@ -155,16 +156,24 @@ async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Ex
                 yield RunSpec(planned.run_id, planned.case.case.prompt, planned.case.files,
                               plan.bundles[planned.arm], settings.timeout, settings.max_turns, settings.model)
 
-        async def consume() -> None:
-            outputs: AsyncIterator[RunOutput] = executor.run(specs())
+        async def consume(number: int | None) -> None:
+            outputs: AsyncIterator[RunOutput] = executor.run(specs(number))
             async with contextlib.aclosing(outputs):  # type: ignore[type-var]
                 async for out in outputs:
                     state.take(out)
 
+        sequential = Sequential(plan, settings.target_delta) if settings.adaptive else None
         try:
-            finished = await _until(consume(), stop, state.abort)
-            while finished and state.tasks:
-                finished = await _until(asyncio.wait(list(state.tasks)), stop, state.abort)
+            finished = True
+            for round_number in (range(1, plan.runs + 1) if sequential else [None]):
+                finished = await _until(consume(round_number), stop, state.abort)
+                while finished and state.tasks:  # the round's grades are in before it is looked at
+                    finished = await _until(asyncio.wait(list(state.tasks)), stop, state.abort)
+                if not finished or cut or state.failure is not None:
+                    break
+                if sequential is not None and round_number is not None and sequential.look(round_number,
+                                                                                            state.records):
+                    break
         finally:
             await asyncio.gather(*list(state.recorders), return_exceptions=True)  # finished runs are kept
             for task in list(state.tasks):
@@ -173,9 +182,10 @@ async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Ex
         if state.failure is not None:
             raise state.failure
         interrupted = not finished
-        missing = [rid for rid in state.planned if rid not in state.records]
+        not_run = set(sequential.saved(state.records)) if sequential is not None and sequential.stopped else set()
+        missing = [rid for rid in state.planned if rid not in state.records and rid not in not_run]
         cut_short = "interrupted" if interrupted else ("budget" if cut and missing else None)
-        bench = _benchmark(state, number, config, cut_short, missing)
+        bench = _benchmark(state, number, config, cut_short, missing, sequential)
         files = write_reports(folder, bench, plan)
         files.append(write_feedback(folder, [r for r in state.planned if r in state.records], settings.feedback))
         if state.rows is not None:
@@ -190,7 +200,7 @@ async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Ex
 
 
 def _benchmark(state: Iteration, number: int, config: dict[str, Any], cut_short: str | None,
-               missing: list[str]) -> Benchmark:
+               missing: list[str], sequential: Sequential | None = None) -> Benchmark:
     plan, settings, judge = state.plan, state.settings, state.judge
     comparisons = state.comparisons if settings.compare else {}
     ungraded = [r.run_id for r in state.records.values() if r.ok and r.grading is None]
@@ -209,7 +219,7 @@ def _benchmark(state: Iteration, number: int, config: dict[str, Any], cut_short:
         "budget_tokens": settings.budget_tokens, "tokens_used": sum(r.tokens or 0 for r in state.records.values()),
         "complete": not (missing or ungraded or pending), "cut_short": cut_short, "missing_runs": missing,
         "ungraded_runs": ungraded, "pending_comparisons": pending, "resumed": settings.resume,
-        "tool_version": __version__,
+        "tool_version": __version__, "conditions": config.get("conditions"),
     }
     notes = list(plan.warnings) + list(settings.notes)
     left = [plural(len(missing), "run") + " missing"]
@@ -232,4 +242,14 @@ def _benchmark(state: Iteration, number: int, config: dict[str, Any], cut_short:
     if judge_errors:
         notes.append(f"{plural(len(judge_errors), 'run')} with judge errors: those assertions count neither as "
                      "passes nor as failures (--resume asks the judge again).")
-    return build_benchmark(plan, state.records, comparisons, metadata, notes, pending=len(pending))
+    if settings.assertion_check is not None:
+        metadata["assertion_check"] = settings.assertion_check
+    if sequential is not None:
+        metadata["adaptive"] = True
+        if sequential.stopped:
+            notes.append(sequential.sentence())
+        return build_benchmark(plan, state.records, comparisons, metadata, notes, pending=len(pending),
+                               target_delta=settings.target_delta, level=sequential.level,
+                               sequential=sequential.record(state.records), runs_done=sequential.rounds)
+    return build_benchmark(plan, state.records, comparisons, metadata, notes, pending=len(pending),
+                           target_delta=settings.target_delta)

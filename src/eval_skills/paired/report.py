@@ -10,6 +10,7 @@ from typing import Any
 from ..formats.workspace import ABSummary, Benchmark, BenchmarkStatistics, Comparison, Feedback, Review
 from ..reports.markdown import md_cell
 from .plan import PairedPlan
+from .power import clustered_se, design_section, design_sentence
 from .record import RunRecord, write_json
 from .summary import (
     ab_summary,
@@ -31,15 +32,25 @@ KIND_LABELS = {"always_pass": "passes in every run of both arms", "always_fail":
 
 
 def build_benchmark(plan: PairedPlan, records: dict[str, RunRecord], comparisons: dict[str, dict[int, Comparison]],
-                    metadata: dict[str, Any], notes: list[str], *, pending: int = 0) -> Benchmark:
-    """``comparisons`` empty: the blind A/B was not asked for. ``pending``: run pairs not compared yet."""
-    delta = delta_estimate(plan, records)
+                    metadata: dict[str, Any], notes: list[str], *, pending: int = 0, target_delta: float | None = None,
+                    level: float = 0.95, sequential: dict[str, Any] | None = None,
+                    runs_done: int | None = None) -> Benchmark:
+    """``comparisons`` empty: the blind A/B was not asked for. ``pending``: run pairs not compared yet.
+    ``target_delta``: the lift the design is judged against (``statistics.design``); ``level`` and
+    ``sequential``: an adaptive design's interval level at the round it stopped, and its record."""
+    delta = delta_estimate(plan, records, level=level)
+    entries = run_entries(plan, records)
+    summary = run_summary(plan, records)
+    for arm in plan.arms:
+        summary[arm]["pass_rate_se_clustered"] = clustered_se(entries, arm)
+    design = design_section(entries, plan.arms, target=target_delta, planned_runs=runs_done or plan.runs)
+    statistics = BenchmarkStatistics(pass_rate_delta=delta, pass_at_k=pass_at_k(plan, records), design=design,
+                                     **({"sequential": sequential} if sequential else {}))
     return Benchmark.model_validate({
-        "metadata": metadata, "runs": run_entries(plan, records), "run_summary": run_summary(plan, records),
-        "statistics": BenchmarkStatistics(pass_rate_delta=delta, pass_at_k=pass_at_k(plan, records)),
+        "metadata": metadata, "runs": entries, "run_summary": summary, "statistics": statistics,
         "non_discriminating": non_discriminating(plan, records),
         "comparison": ab_summary(plan, comparisons, pending) if comparisons else None, "notes": notes,
-        "verdict": verdict_sentence(delta, plan.baseline)})
+        "verdict": verdict_sentence(delta, plan.baseline, design)})
 
 
 ERROR_CHARS = 300  # of an error run's reason in benchmark.md
@@ -97,7 +108,8 @@ def render_markdown(bench: Benchmark, plan: PairedPlan) -> str:
     if d is not None:
         lines += ["", "## Pass-rate delta over cases"]
         if d.estimate is not None:
-            lines += ["", f"Estimate {d.estimate:+.4f}, 95% bootstrap interval [{d.ci_low:+.4f}, {d.ci_high:+.4f}], "
+            lines += ["", f"Estimate {d.estimate:+.4f}, {d.confidence:.0%} interval (sign-flip) "
+                          f"[{d.ci_low:+.4f}, {d.ci_high:+.4f}], "
                           f"two-sided paired sign-flip p = {_num(d.p_value, '.4g')}, over "
                           f"{plural(d.cases or 0, 'case')}."]
         if d.note:
@@ -106,6 +118,28 @@ def render_markdown(bench: Benchmark, plan: PairedPlan) -> str:
         if deltas:
             lines += ["", f"| case | delta ({labels[0]} − {labels[1]}) |", "|---|---|"]
             lines += [f"| {_cell(key)} | {value:+.4f} |" for key, value in deltas.items()]
+    design = stats.design if stats else None
+    if design:
+        lines += ["", "## What this design can detect", "", _cell(design_sentence(design))]
+        if design.get("minimum_detectable_effect") is not None:
+            within = design.get("within_case_variance")
+            lines += ["", "| figure | value |", "|---|---|",
+                      "| minimum detectable effect (alpha 0.05, power 0.8) | "
+                      f"{design['minimum_detectable_effect']:.4f} |",
+                      f"| target lift ({design['target_from']}) | {design['target_delta']:.4f} |",
+                      f"| underpowered | {'yes' if design['underpowered'] else 'no'} |",
+                      f"| between-case variance | {design['between_case_variance']:.4f} |",
+                      f"| within-case variance (one run, both arms) | {_num(within, '.4f')} |"]
+    sequential = (stats.model_extra or {}).get("sequential") if stats else None
+    if sequential:
+        lines += ["", "## Adaptive rounds", "", _cell(f"{sequential['design']}. Ran {sequential['rounds_run']} of "
+                                                       f"{sequential['rounds_planned']} rounds: "
+                                                       f"{sequential['reason_text']}; {sequential['runs_saved']} "
+                                                       "agent runs saved."),
+                  "", "| round | alpha spent | estimate | interval |", "|---|---|---|---|"]
+        lines += [f"| {look['round']} | {look['alpha']:.4f} | {_num(look['estimate'], '+.4f')} | "
+                  f"[{_num(look['ci_low'], '+.4f')}, {_num(look['ci_high'], '+.4f')}] |"
+                  for look in sequential["looks"]]
     if stats and stats.pass_at_k:
         lines += ["", "## pass@k and pass^k", "", "| arm | k | pass@k | pass^k | cases |", "|---|---|---|---|---|"]
         for arm, p in stats.pass_at_k.items():

@@ -5,8 +5,10 @@
   every run of every case pooled (error runs left out; the pass rate over graded runs only), and ``delta``:
   with_skill minus the baseline arm, as numbers;
 - ``statistics.pass_rate_delta``: the delta estimated over cases (per case, the mean over its runs with the
-  skill minus the mean over the baseline's), a seeded 95% bootstrap interval, and the two-sided paired sign-flip
-  permutation test of the per-case deltas; ``statistics.pass_at_k`` per arm when there are several runs;
+  skill minus the mean over the baseline's), the 95% interval got by inverting the paired sign-flip test (exact
+  up to 16 cases, so it keeps its coverage with few cases, where a bootstrap interval does not), and the
+  two-sided paired sign-flip permutation test of the per-case deltas; ``statistics.pass_at_k`` per arm when
+  there are several runs;
 - ``non_discriminating``: assertions that pass everywhere, fail everywhere, pass only without the skill, or
   pass in some runs of an arm and fail in others;
 - ``comparison``: the blind A/B verdicts as the skill's wins, ties and losses.
@@ -31,9 +33,11 @@ from ..formats.workspace import (
     RunResult,
     Stat,
 )
-from ..stats import bootstrap_ci, min_two_sided_p, pass_at_k_task, pass_hat_k_task, sample_summary, sign_flip_test
+from ..stats import min_two_sided_p, pass_at_k_task, pass_hat_k_task, sample_summary, sign_flip_test
 from ..stats.estimators import EXACT_MAX
+from ..stats.intervals import sign_flip_interval
 from .plan import WITHOUT_SKILL, Case, PairedPlan
+from .power import design_sentence
 from .record import RunRecord
 
 __all__ = ["MIN_CASES_FOR_P", "ab_summary", "delta_estimate", "non_discriminating", "pass_at_k", "pending_pairs",
@@ -161,7 +165,8 @@ def case_deltas(plan: PairedPlan, records: dict[str, RunRecord]) -> tuple[dict[s
     return deltas, left_out
 
 
-def delta_estimate(plan: PairedPlan, records: dict[str, RunRecord]) -> DeltaEstimate:
+def delta_estimate(plan: PairedPlan, records: dict[str, RunRecord], *, level: float = 0.95) -> DeltaEstimate:
+    """The delta over cases with its interval at ``level`` (an adaptive design's looks ask for more than 95%)."""
     deltas, left_out = case_deltas(plan, records)
     values = list(deltas.values())
     n = len(values)
@@ -182,15 +187,15 @@ def delta_estimate(plan: PairedPlan, records: dict[str, RunRecord]) -> DeltaEsti
     if n == 0:
         return DeltaEstimate.model_validate({"cases": 0, "case_deltas": {}, "left_out": left_out,
                                              "note": " ".join(notes or ["No case has graded runs in both arms."])})
-    interval = bootstrap_ci(values, seed=plan.seed)
+    interval = sign_flip_interval(values, level=level, seed=plan.seed)
     assert interval is not None
     return DeltaEstimate.model_validate({
-        "estimate": _r4(_mean(values)), "ci_low": _r4(interval["lower"]), "ci_high": _r4(interval["upper"]),
-        "confidence": interval["level"], "p_value": sign_flip_test(values, seed=plan.seed), "cases": n,
+        "estimate": _r4(_mean(values)), "ci_low": _r4(interval[0]), "ci_high": _r4(interval[1]),
+        "confidence": level, "p_value": sign_flip_test(values, seed=plan.seed), "cases": n,
         "note": " ".join(notes), "case_deltas": {k: _r4(v) for k, v in deltas.items()}, "left_out": left_out,
         "min_p_value": smallest,
         "method": f"two-sided paired sign-flip permutation test ({'exact' if n <= EXACT_MAX else 'seeded Monte Carlo'}"
-                  f"), seeded percentile bootstrap interval"})
+                  f"), interval by inverting that test ({'exact' if n <= EXACT_MAX else 'seeded random subsets'})"})
 
 
 def _run_passed(record: RunRecord) -> bool | None:
@@ -289,8 +294,16 @@ def ab_summary(plan: PairedPlan, comparisons: dict[str, dict[int, Comparison]], 
         "not_compared": sum("not_compared" in (c.model_extra or {}) for c in every), "pairs": len(every)})
 
 
-def verdict_sentence(delta: DeltaEstimate, baseline: str) -> str:
-    """One sentence a person can act on: the estimate with its interval, and whether the data can say."""
+def verdict_sentence(delta: DeltaEstimate, baseline: str, design: dict[str, Any] | None = None) -> str:
+    """One sentence a person can act on: the estimate with its interval, and whether the data can say; when
+    it cannot, what a design that could would take (from ``design``, ``statistics.design``)."""
+    text = _verdict(delta, baseline)
+    if design is not None and text.startswith("Too little data") and design.get("minimum_detectable_effect"):
+        text += " " + design_sentence(design)
+    return text
+
+
+def _verdict(delta: DeltaEstimate, baseline: str) -> str:
     against = "the runs without the skill" if baseline == WITHOUT_SKILL else "the previous version of the skill"
     n = delta.cases or 0
     if delta.estimate is None or n == 0:
