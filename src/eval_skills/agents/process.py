@@ -126,7 +126,7 @@ class ProcessAgent(Agent):
             execution.error = f"could not read the agent's output: {type(exc).__name__}: {exc}"
             return execution
         execution.transcript, execution.response, execution.usage = parsed.transcript, parsed.response, parsed.usage
-        execution.error = parsed.error
+        execution.error, execution.unfinished = parsed.error, parsed.unfinished
         execution.warnings = parser.warnings()
         if splitter.skipped:
             execution.warnings.append(f"{splitter.skipped} stdout lines longer than {MAX_LINE >> 20} MiB "

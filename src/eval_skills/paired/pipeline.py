@@ -223,10 +223,14 @@ def _benchmark(state: Iteration, number: int, config: dict[str, Any], cut_short:
     elif ungraded or pending:
         notes.append(f"{', '.join(left[1:])} yet (--resume finishes them).")
     finished = [r for r in state.records.values() if r.ok and r.tokens is not None]
-    estimated = sum(r.token_measurement != "measured" for r in finished)
+    estimated = sum(r.token_measurement == "estimated" for r in finished)
     if estimated:
         notes.append(f"The tokens of {estimated} of {plural(len(finished), 'finished run')} are estimates (the agent "
                      "reported no usage: about 4 characters a token), not measurements: compare them with care.")
+    partial = sum(r.token_measurement == "partial" for r in finished)
+    if partial:
+        notes.append(f"The tokens of {partial} of {plural(len(finished), 'finished run')} are partial (the agent "
+                     "reported no final count, only figures along the way: a lower bound), not measurements.")
     judge_errors = [r.run_id for r in state.records.values()
                     if r.ok and r.grading is not None and any(e.passed is None for e in r.grading.expectations)]
     if judge_errors:
