@@ -244,6 +244,15 @@ class Agent(ABC):
         """The caller's environment (agents need their keys), plus :attr:`env`, plus ``extra``."""
         return {**os.environ, **self.env, **(extra or {})}
 
+    def preview(self, request: AgentRequest) -> dict[str, Any]:
+        """How a run of ``request`` would go, without running it (nothing is started, nothing written): the
+        agent, its model, where its skills go (``skills_dir``, relative to the run's folder), the user-level
+        folders it also loads skills from. Backends add what they start (``command``, ``endpoint``); every
+        secret of the agent's environment found in it is masked as ``***``."""
+        return {"agent": self.name, "model": request.model or self.model, "max_turns": request.max_turns,
+                "timeout_s": request.timeout, "skills_dir": self.skills_subdir,
+                "user_skill_dirs": [str(folder) for folder in self.user_skill_dirs()]}
+
     @abstractmethod
     async def execute(self, request: AgentRequest, workspace: Path, installed: list[str]) -> Execution:
         """Run the agent in ``workspace`` (absolute; the skills ``installed`` by name are in place)."""

@@ -94,13 +94,11 @@ async def _until(awaitable: Any, *events: asyncio.Event) -> bool:
     return False
 
 
-async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Executor, judge: Judge | None,
-                     store_path: Path | None = None, on_progress: Callable[[Progress], None] | None = None,
-                     stop: asyncio.Event | None = None) -> PairedOutcome:
-    """Run (or, with ``settings.resume``, finish) one iteration; see the module doc."""
-    from ..store import Store
-    from ..store.paired import PairedStore
-
+def check_iteration(plan: PairedPlan, settings: PairedSettings,
+                    judge: Judge | None) -> tuple[int, Path, dict[str, Any]]:
+    """Every check an iteration makes before it writes anything (a judge where one is needed, fixture names, the
+    workspace, the iteration free or resumable with the same settings): its number, folder and config, or the
+    first problem as an InputError. Nothing is written."""
     if judge is None and (plan.needs_judge or settings.compare):
         raise InputError("plain-language assertions and the blind A/B need a judge", field="--judge",
                          hint="give --judge-cmd or --judge, or --no-compare with only selftune_assertions")
@@ -117,6 +115,17 @@ async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Ex
         saved = check_resume(folder, config)
         config["started_at"] = saved.get("started_at", config["started_at"])
         config["judge"] = config["judge"] or saved.get("judge")  # the judge of the verdicts so far
+    return number, folder, config
+
+
+async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Executor, judge: Judge | None,
+                     store_path: Path | None = None, on_progress: Callable[[Progress], None] | None = None,
+                     stop: asyncio.Event | None = None) -> PairedOutcome:
+    """Run (or, with ``settings.resume``, finish) one iteration; see the module doc."""
+    from ..store import Store
+    from ..store.paired import PairedStore
+
+    number, folder, config = check_iteration(plan, settings, judge)
     stop = stop or asyncio.Event()
     held = contextlib.ExitStack()  # the iteration's lock: one process runs an iteration at a time
     if settings.resume:
