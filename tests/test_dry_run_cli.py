@@ -101,10 +101,12 @@ def test_a_preset_agents_command_line_is_shown_with_its_secrets_masked(tmp_path:
     (["--resume"], "no iteration to resume"),
     (["--judge", "nope"], "unknown judge 'nope'"),
     (["--evals", "none.json"], "none.json: evals file not found"),
+    (["--store", "not-a-store.db"], "not-a-store.db"),
 ])
 def test_paired_dry_run_bad_input_is_one_line_exit_2(tmp_path: Path, paired_setup, args: list[str],
                                                      message: str) -> None:
     skill, _, script = paired_setup
+    (tmp_path / "not-a-store.db").write_text("my notes, not a database")
     args = [str(skill / "runs") if a == "SKILL/runs" else a for a in args]
     agent = [] if any(a in args for a in ("--agent", "--agent-cmd")) else agent_args(script)
     judge = [] if "--judge" in args else judge_args()

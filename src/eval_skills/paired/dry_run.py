@@ -1,7 +1,7 @@
 """``paired --dry-run``: every check an iteration makes first, then its plan, with nothing run or written.
 
 :func:`dry_run_plan` checks what :func:`~eval_skills.paired.pipeline.run_paired` checks before it writes anything
-(the judge, the fixture names, the workspace, the iteration), and describes the iteration it would run: its
+(the judge, the fixture names, the workspace, the iteration, the store), and describes the iteration it would run: its
 number and folder, the cases, the arms and the skills each installs, the runs, the agent's full command line
 (secrets masked) and where its skills go, the judge, the store. No folder is created, no store opened.
 """
@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agents import Agent, AgentRequest
+from ..store import Store
 from ..judges import Judge
 from .iteration import judge_identity
 from .pipeline import PairedSettings, check_iteration
@@ -26,6 +27,8 @@ def dry_run_plan(plan: PairedPlan, settings: PairedSettings, agent: Agent, judge
                  store_path: Path | None) -> dict[str, Any]:
     """The iteration's plan as plain JSON, once every check passed (InputError otherwise); nothing is written."""
     number, folder, _ = check_iteration(plan, settings, judge)
+    if store_path is not None:
+        Store.check(store_path)  # a file that is no store fails here, as the run would, writing nothing
     request = AgentRequest(PROMPT, Path("."), timeout=settings.timeout, max_turns=settings.max_turns,
                            model=settings.model)
     preview = agent.preview(request)

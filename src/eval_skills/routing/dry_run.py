@@ -1,7 +1,7 @@
 """``routing --dry-run``: every check a routing test makes first, then its plan, with nothing run or written.
 
 :func:`dry_run_plan` makes the checks :func:`~eval_skills.routing.run.run_routing` makes before it writes (the
-workspace), and describes the test: the ``routing-<n>`` folder it would write, the queries, the skills every run
+workspace, the store), and describes the test: the ``routing-<n>`` folder it would write, the queries, the skills every run
 installs (the skill and its distractors) and where, the runs, the agent's full command line (secrets masked). No
 folder is created, no store opened.
 """
@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agents import Agent, AgentRequest
+from ..store import Store
 from ..formats.routing_results import routing_dir
 from ..formats.workspace import next_number
 from .execute import RunSettings
@@ -26,6 +27,8 @@ def dry_run_plan(plan: RoutingPlan, agent: Agent, settings: RunSettings, workspa
                  store_path: Path | None) -> dict[str, Any]:
     """The test's plan as plain JSON, once every check passed (InputError otherwise); nothing is written."""
     check_workspace(workspace, plan)
+    if store_path is not None:
+        Store.check(store_path)  # a file that is no store fails here, as the run would, writing nothing
     number = next_number(workspace, "routing")
     preview = agent.preview(AgentRequest(PROMPT, Path("."), timeout=settings.timeout_s, max_turns=settings.max_turns,
                                          model=settings.model))
