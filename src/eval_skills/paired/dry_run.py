@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from ..agents import Agent, AgentRequest
-from ..store import Store
 from ..judges import Judge
+from ..store import Store
 from .iteration import judge_identity
 from .pipeline import PairedSettings, check_iteration
 from .plan import PairedPlan

@@ -1,9 +1,9 @@
 """``routing --dry-run``: every check a routing test makes first, then its plan, with nothing run or written.
 
 :func:`dry_run_plan` makes the checks :func:`~eval_skills.routing.run.run_routing` makes before it writes (the
-workspace, the store), and describes the test: the ``routing-<n>`` folder it would write, the queries, the skills every run
-installs (the skill and its distractors) and where, the runs, the agent's full command line (secrets masked). No
-folder is created, no store opened.
+workspace, the store), and describes the test: the ``routing-<n>`` folder it would write, the queries, the skills
+every run installs (the skill and its distractors) and where, the runs, the agent's full command line (secrets
+masked). No folder is created, no store opened.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from ..agents import Agent, AgentRequest
-from ..store import Store
 from ..formats.routing_results import routing_dir
 from ..formats.workspace import next_number
+from ..store import Store
 from .execute import RunSettings
 from .plan import RoutingPlan, check_workspace
 
