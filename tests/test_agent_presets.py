@@ -21,6 +21,9 @@ from eval_skills.formats.workspace import SkillEvent
 FAKES = Path(__file__).parent / "fakes"
 SKILL_DIRS = {"claude": ".claude/skills", "codex": ".agents/skills", "opencode": ".opencode/skills"}
 DETECTED = {"claude": "Skill tool call", "codex": "read of SKILL.md", "opencode": "skill tool"}
+CUT = {"claude": "the output ended after 4 events, before Claude Code's result line",
+       "codex": "the output ended inside a turn, before codex's turn.completed or turn.failed",
+       "opencode": "the output ended inside a step (no step_finish), before opencode's done line"}
 
 
 @pytest.fixture(autouse=True)
@@ -98,13 +101,18 @@ def test_claude_command_line(tmp_path: Path, workspace: Path, monkeypatch: pytes
 
 
 def test_claude_split_message_without_a_result_line(tmp_path: Path, workspace: Path) -> None:
+    """The CLI exits 0 after the answer's message, without its result line: the run did not finish, so it is an
+    error and the text it wrote along the way is no response; its tokens are partial."""
     result = run(create_agent("claude", env=script(tmp_path, mode="split", answer="the answer")),
                  AgentRequest("hi", workspace, timeout=30))
-    assert result.status == "ok" and result.response == "the answer"
+    assert (result.status, result.response, result.exit_code) == ("error", None, 0)
+    assert result.error == ("the output ended after 3 events, before Claude Code's result line: the run did not "
+                            "finish; stderr was empty")
     # two lines of one message (each: 3 in, 10 written, 20 read, 5 out) count once; no cost without a result line
     assert (result.usage.input_tokens, result.usage.output_tokens, result.usage.total_tokens) == (3, 5, 38)
-    assert result.usage.cost_usd is None
-    assert any("no result line" in w for w in result.warnings)
+    assert result.usage.cost_usd is None and result.usage.measurement == "partial"
+    assert result.timing().token_measurement == "partial"
+    assert [e.text for e in result.transcript if e.type == "message"] == ["Working.", "the answer"]
 
 
 @pytest.mark.parametrize(("name", "error"), [
@@ -132,7 +140,9 @@ def test_crash_and_timeout(name: str, tmp_path: Path, workspace: Path) -> None:
     skill = make_skill(tmp_path, "csv-summary")
     crashed = run(create_agent(name, env=script(tmp_path, skill="csv-summary", mode="crash")),
                   AgentRequest("hi", workspace, skills=[skill], timeout=30))
-    assert crashed.status == "error" and crashed.error.startswith("the agent exited with code 1; stderr: ")
+    # the exit status first, then that the output was cut before the CLI's end event
+    assert crashed.status == "error"
+    assert crashed.error.startswith(f"the agent exited with code 1; {CUT[name]}; stderr: ")
     assert crashed.error.endswith(f"RuntimeError: the fake {name} crashed on purpose")
     assert crashed.skills_invoked == ["csv-summary"]  # what it printed before crashing is kept
     hung = run(create_agent(name, env=script(tmp_path, mode="hang")), AgentRequest("hi", workspace, timeout=0.5))
@@ -146,7 +156,7 @@ def test_crash_and_timeout(name: str, tmp_path: Path, workspace: Path) -> None:
     ("claude", "claude-stream-json-skill-command-empty-result.constructed.jsonl", 0, "ok", None, ["csv-summary"], 0),
     ("codex", "codex-exec-json-recovered.constructed.jsonl", 0, "ok", None, ["csv-summary", "csv-charts"], 3),
     ("codex", "codex-exec-json-turn-failed.constructed.jsonl", 1, "error",
-     "codex reported: stream disconnected before completion: Transport error: timeout", [], 0),
+     "codex reported: stream disconnected before completion: Transport error: timeout", [], 1),
     ("opencode", "opencode-run-json-refused-skill.constructed.jsonl", 0, "ok", None, ["csv-summary"], 2),
 ])
 def test_each_preset_on_awkward_output(name: str, file: str, code: int, status: str, error: str | None,

@@ -77,12 +77,18 @@ class AgentRequest:
         object.__setattr__(self, "model", model)
 
 
+Measurement = Literal["measured", "partial", "estimated"]
+
+
 @dataclass(slots=True)
 class TokenUsage:
     """Tokens and cost of one run. ``input_tokens`` excludes cache reads and writes; ``total_tokens`` is
-    what the agent reported as its total, else the sum of the four counts. ``measurement`` is
-    ``measured`` (the agent reported it) or ``estimated`` (the agent reported nothing: about 4 characters
-    per token of the prompt and the response, no cost)."""
+    what the agent reported as its total, else the sum of the four counts. ``measurement`` is ``measured``
+    (the agent reported it), ``partial`` (the agent reported figures that are not its final count: its output
+    ended before the line that gives them, so they are lower bounds) or ``estimated`` (the agent reported
+    nothing: about 4 characters per token of the prompt and the response, no cost). ``models`` holds the same
+    counts per model when the agent said which model used what (Claude Code's ``modelUsage``: the main model
+    and the helper models it calls on the side); the totals are then their sums, the figures the cost covers."""
 
     input_tokens: int = 0
     output_tokens: int = 0
@@ -90,25 +96,32 @@ class TokenUsage:
     cache_write_tokens: int = 0
     total_tokens: int = 0
     cost_usd: float | None = None
-    measurement: Literal["measured", "estimated"] = "measured"
+    measurement: Measurement = "measured"
+    models: dict[str, TokenUsage] = field(default_factory=dict)
 
     @classmethod
     def from_events(cls, events: Iterable[UsageEvent]) -> TokenUsage | None:
-        """The sum of the usage events that report a number (None when there is none)."""
+        """The sum of the usage events that report a number (None when there is none); events naming a
+        ``model`` are also summed per model."""
         usage: TokenUsage | None = None
         for event in events:
             if not event.reported:
                 continue
             usage = usage or cls()
-            parts = (event.input_tokens, event.output_tokens, event.cache_read_tokens, event.cache_write_tokens)
-            usage.input_tokens += parts[0]
-            usage.output_tokens += parts[1]
-            usage.cache_read_tokens += parts[2]
-            usage.cache_write_tokens += parts[3]
-            usage.total_tokens += event.total_tokens if event.total_tokens is not None else sum(parts)
-            if event.cost_usd is not None:
-                usage.cost_usd = (usage.cost_usd or 0.0) + event.cost_usd
+            usage._add(event)
+            if event.model:
+                usage.models.setdefault(event.model, cls())._add(event)
         return usage
+
+    def _add(self, event: UsageEvent) -> None:
+        parts = (event.input_tokens, event.output_tokens, event.cache_read_tokens, event.cache_write_tokens)
+        self.input_tokens += parts[0]
+        self.output_tokens += parts[1]
+        self.cache_read_tokens += parts[2]
+        self.cache_write_tokens += parts[3]
+        self.total_tokens += event.total_tokens if event.total_tokens is not None else sum(parts)
+        if event.cost_usd is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + event.cost_usd
 
     @classmethod
     def estimate(cls, prompt: str, response: str | None) -> TokenUsage:
@@ -116,10 +129,17 @@ class TokenUsage:
         return cls(input_tokens=tokens_in, output_tokens=tokens_out, total_tokens=tokens_in + tokens_out,
                    measurement="estimated")
 
-    def to_json(self) -> dict[str, Any]:
+    def counts(self) -> dict[str, Any]:
         return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
                 "cache_read_tokens": self.cache_read_tokens, "cache_write_tokens": self.cache_write_tokens,
-                "total_tokens": self.total_tokens, "cost_usd": self.cost_usd, "measurement": self.measurement}
+                "total_tokens": self.total_tokens, "cost_usd": self.cost_usd}
+
+    def to_json(self) -> dict[str, Any]:
+        """The counts, the measurement and, when the agent gave them, ``models``: the counts per model."""
+        data = {**self.counts(), "measurement": self.measurement}
+        if self.models:
+            data["models"] = {name: usage.counts() for name, usage in self.models.items()}
+        return data
 
 
 @dataclass
@@ -130,6 +150,7 @@ class Execution:
     response: str | None = None
     usage: TokenUsage | None = None  # measured, when the agent reported any
     timed_out: bool = False
+    unfinished: str | None = None  # the agent's output ended before its own end event (what was missing)
     error: str | None = None  # why the run failed (could not start, the agent reported an error, ...)
     exit_code: int | None = None
     stderr_tail: str = ""
@@ -223,6 +244,15 @@ class Agent(ABC):
         """The caller's environment (agents need their keys), plus :attr:`env`, plus ``extra``."""
         return {**os.environ, **self.env, **(extra or {})}
 
+    def preview(self, request: AgentRequest) -> dict[str, Any]:
+        """How a run of ``request`` would go, without running it (nothing is started, nothing written): the
+        agent, its model, where its skills go (``skills_dir``, relative to the run's folder), the user-level
+        folders it also loads skills from. Backends add what they start (``command``, ``endpoint``); every
+        secret of the agent's environment found in it is masked as ``***``."""
+        return {"agent": self.name, "model": request.model or self.model, "max_turns": request.max_turns,
+                "timeout_s": request.timeout, "skills_dir": self.skills_subdir,
+                "user_skill_dirs": [str(folder) for folder in self.user_skill_dirs()]}
+
     @abstractmethod
     async def execute(self, request: AgentRequest, workspace: Path, installed: list[str]) -> Execution:
         """Run the agent in ``workspace`` (absolute; the skills ``installed`` by name are in place)."""
@@ -252,7 +282,9 @@ class Agent(ABC):
         if ex.timed_out:
             status, error = "timeout", f"timed out after {request.timeout:g} s"
         elif error is None and ex.exit_code not in (0, None):
-            error = f"the agent {describe_exit(ex.exit_code)}"
+            error = f"the agent {describe_exit(ex.exit_code)}" + (f"; {ex.unfinished}" if ex.unfinished else "")
+        elif error is None and ex.unfinished:  # whatever the exit code says, the run did not finish
+            error = f"{ex.unfinished}: the run did not finish"
         elif error is None and response is None:
             error = "the agent gave no final response"
         if error is not None:
@@ -261,6 +293,8 @@ class Agent(ABC):
             tail = tail if len(tail) <= 500 else "..." + tail[-500:]
             if self.has_stderr and ex.raw_stdout is not None:  # a program was started (or tried)
                 error += f"; stderr: {tail}" if tail else "; stderr was empty"
+        if ex.unfinished:  # a remark made along the way is no answer
+            response = None
         usage = ex.usage or TokenUsage.estimate(request.prompt, response)
         # what an agent hands over may hold lone surrogates (an SDK's parse of "\ud800"): kept as U+FFFD, so the
         # run's files, transcript and store row can be written; and the secrets of its environment (an agent that

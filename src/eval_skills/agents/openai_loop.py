@@ -77,6 +77,11 @@ class OpenAIAgent(Agent):
         check_endpoint("openai", key=key, base_url=self.base_url, what="the openai agent", field="--base-url",
                        key_name=self.api_key_env if key else None, model=self.model)
 
+    def preview(self, request: AgentRequest) -> dict[str, Any]:
+        """As :meth:`Agent.preview`, with the ``endpoint`` it calls and the variable its key is read from."""
+        return {**super().preview(request), "endpoint": self.base_url or "https://api.openai.com/v1",
+                "api_key_env": self.api_key_env}
+
     async def execute(self, request: AgentRequest, workspace: Path, installed: list[str]) -> Execution:
         raw = RawOutput()
         t = Transcript()

@@ -142,6 +142,9 @@ class ParsedOutput:
     response: str | None = None
     usage: TokenUsage | None = None  # None when the agent reported none
     error: str | None = None  # the agent itself reported a failure (an error event, an error result)
+    # the output ended before the format's own end event (Claude Code's result line, Codex's turn.completed):
+    # what is missing, as "the output ended before ..."; such a run is an error whatever the exit code
+    unfinished: str | None = None
 
 
 class OutputParser(ABC):

@@ -21,14 +21,16 @@ from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import SkillError
 from ..procs import Child, descendants, feed_stdin, kill_group, reap_orphans, resolve_argv
-from .base import Agent, AgentRequest, Execution
+from .base import Agent, AgentRequest, Execution, mask, secret_values
 from .output import OutputParser, ParseContext, RawOutput
 
 __all__ = ["Launch", "LineSplitter", "ProcessAgent"]
 
+RUN_FOLDER, PROMPT_FILE = "<run folder>", "<prompt file>"  # how a preview shows them
 STDERR_TAIL = 16 << 10
 MAX_LINE = 64 << 20  # longer stdout lines are kept in the raw output but not parsed
 STOP_GRACE = 1.0  # seconds between SIGTERM and SIGKILL at the timeout
@@ -97,6 +99,21 @@ class ProcessAgent(Agent):
     def output_parser(self, context: ParseContext) -> OutputParser:
         """A fresh parser for this run's stdout."""
 
+    def preview(self, request: AgentRequest) -> dict[str, Any]:
+        """As :meth:`Agent.preview`, with ``command`` (the full command line, the program resolved on ``PATH``),
+        ``stdin`` (what is written to it) and ``env`` (the variables the backend adds), secrets masked. The run's
+        folder and prompt file are shown as ``<run folder>`` and ``<prompt file>``."""
+        launch = self.launch(request, Path(RUN_FOLDER), Path(PROMPT_FILE))
+        env = self.child_env(launch.env)
+        secrets = secret_values(env)
+        try:
+            argv = resolve_argv(launch.argv, cwd=Path.cwd(), env=env)
+        except (SkillError, ValueError):  # check() has said why; show the command as written
+            argv = list(launch.argv)
+        return {**super().preview(request), "command": [mask(arg, secrets) for arg in argv],
+                "stdin": None if launch.stdin is None else "the prompt",
+                "env": {name: mask(value, secrets) for name, value in launch.env.items()}}
+
     async def execute(self, request: AgentRequest, workspace: Path, installed: list[str]) -> Execution:
         parser = self.output_parser(ParseContext(tuple(installed), self.skills_subdir, workspace))
         raw = RawOutput()
@@ -126,7 +143,7 @@ class ProcessAgent(Agent):
             execution.error = f"could not read the agent's output: {type(exc).__name__}: {exc}"
             return execution
         execution.transcript, execution.response, execution.usage = parsed.transcript, parsed.response, parsed.usage
-        execution.error = parsed.error
+        execution.error, execution.unfinished = parsed.error, parsed.unfinished
         execution.warnings = parser.warnings()
         if splitter.skipped:
             execution.warnings.append(f"{splitter.skipped} stdout lines longer than {MAX_LINE >> 20} MiB "

@@ -81,7 +81,11 @@ def _warn(text: str) -> None:
 @click.option("--no-store", is_flag=True, help="Do not record the runs in a store.")
 @click.option("-c", "--config", "config_path", type=click.Path(path_type=Path), default=None,
               help="Config file (its llm settings choose the judge) [default: ./eval-skills.config.yaml].")
-@click.option("--json", "as_json", is_flag=True, help="Print benchmark.json to stdout instead of the summary.")
+@click.option("--dry-run", is_flag=True,
+              help="Make every check, print the plan (cases, arms, runs, the agent's command line, the judge) and "
+                   "stop: nothing is run or written.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print benchmark.json to stdout instead of the summary (with --dry-run: the plan).")
 @click.pass_context
 def paired_command(ctx: click.Context, **params: Any) -> None:
     """Does the skill make the agent's work better? Each case runs with the skill and without it (or with
@@ -126,9 +130,10 @@ def paired_command(ctx: click.Context, **params: Any) -> None:
     agents = [build_agent(p) for p in agent_sets]  # every agent checked before any runs
     compare = not params["no_compare"]
     store_path = None if params["no_store"] else params["store"] or default_store(config)
-    judge = build_judge(params, config.llm, verdict_cache(params, store_path)) if plan.needs_judge or compare else None
+    cache = None if params["dry_run"] else verdict_cache(params, store_path)
+    judge = build_judge(params, config.llm, cache) if plan.needs_judge or compare else None
     checked = None
-    if params["check_assertions"] or params["strict_assertions"]:
+    if (params["check_assertions"] or params["strict_assertions"]) and not params["dry_run"]:
         checked = _check_assertions(plan, judge, strict=params["strict_assertions"])
     for text in plan.warnings:
         _warn(text)
@@ -148,6 +153,12 @@ def paired_command(ctx: click.Context, **params: Any) -> None:
             agent={"agent": agent.name, "skills_subdir": agent.skills_subdir, "baseline_clean": not user_level},
             notes=tuple(notes), adaptive=params["adaptive"], target_delta=params["target_delta"],
             assertion_check=checked)
+        if params["dry_run"]:
+            from ..paired.dry_run import dry_run_plan
+            from ._dry_run import print_paired_plan
+
+            print_paired_plan(dry_run_plan(plan, settings, agent, judge, store_path), as_json=params["as_json"])
+            continue
         executor = LocalExecutor(agent, concurrency=params["concurrency"])
         outcome, received = _run(plan, settings, executor, judge, store_path, show_progress=not params["as_json"])
         outcomes.append((one, outcome))
@@ -159,6 +170,8 @@ def paired_command(ctx: click.Context, **params: Any) -> None:
             _print_summary(outcome, plan)
         if outcome.interrupted:
             _interrupted(outcome, plan, received)
+    if params["dry_run"]:
+        return
     if several:
         _portability(plan, outcomes, workspace, as_json=params["as_json"], seed=params["seed"])
     for _, outcome in outcomes:

@@ -49,7 +49,11 @@ def _rate(value: float | None) -> str:
 @click.option("--store", type=click.Path(path_type=Path), default=None,
               help="SQLite file recording every run [default: the config's store, else ./eval-skills.db].")
 @click.option("--no-store", is_flag=True, help="Do not record the test in a store.")
-@click.option("--json", "as_json", is_flag=True, help="Print routing_results.json (or the check) on stdout.")
+@click.option("--dry-run", is_flag=True,
+              help="Make every check, print the plan (queries, skills, runs, the agent's command line) and stop: "
+                   "nothing is run or written.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print routing_results.json (or the check, or with --dry-run the plan) on stdout.")
 def routing_command(**params: Any) -> None:
     """Run each routing query through an agent with the skill (and the distractors) installed, and measure
     whether it invokes the skill when it should and only then: precision, recall, F1, accuracy.
@@ -69,6 +73,8 @@ def routing_command(**params: Any) -> None:
 
     params = one_agent(params, "routing")
     if params["static"]:
+        if params["dry_run"]:
+            raise InputError("--static runs no agent already: drop --dry-run", field="--dry-run")
         if params["min_f1"] is not None:
             raise InputError("--min-f1 needs agent runs, and --static runs none", field="--min-f1")
         _static(params["skill_path"], load_queries(routing_file_of(params["skill_path"], params["routing_file"])),
@@ -96,6 +102,12 @@ def routing_command(**params: Any) -> None:
         store_path = params["store"] or default_store(load_config())
     settings = RunSettings(concurrency=params["concurrency"], timeout_s=params["timeout"],
                            max_turns=params["max_turns"], model=params["model"])
+    if params["dry_run"]:
+        from ..routing.dry_run import dry_run_plan
+        from ._dry_run import print_routing_plan
+
+        print_routing_plan(dry_run_plan(plan, agent, settings, workspace, store_path), as_json=params["as_json"])
+        return
     outcome, signum = _run(plan, agent, settings, workspace, store_path,
                            show_progress=not params["as_json"] and sys.stderr.isatty())
     results = outcome.results

@@ -136,9 +136,11 @@ _REPORTED = frozenset({"input_tokens", "output_tokens", "cache_read_tokens", "ca
 
 
 class UsageEvent(_Event):
-    """Token usage and cost, as the agent reported them (summed by the reader when several appear)."""
+    """Token usage and cost, as the agent reported them (summed by the reader when several appear). ``model``
+    names the model they belong to when the agent said (they are also summed per model)."""
 
     type: Literal["usage"] = "usage"
+    model: str | None = None
     input_tokens: Annotated[int, Field(ge=0)] = 0  # counts and cost are never negative: an agent saying so is
     output_tokens: Annotated[int, Field(ge=0)] = 0  # no usage line (a budget must not grow from it)
     cache_read_tokens: Annotated[int, Field(ge=0)] = 0
@@ -167,15 +169,16 @@ TranscriptEvent = Annotated[MessageEvent | ToolCallEvent | SkillEvent | UsageEve
 
 
 class Timing(BaseModel):
-    """``timing.json``. ``token_measurement`` is ``measured`` (the agent reported it), ``estimated`` (we
-    estimated it because the agent reported nothing) or ``none``."""
+    """``timing.json``. ``token_measurement`` is ``measured`` (the agent reported it), ``partial`` (the agent's
+    output ended before its final count: the figures it gave, a lower bound), ``estimated`` (we estimated it
+    because the agent reported nothing) or ``none``."""
 
     model_config = ConfigDict(extra="allow")
 
     total_tokens: int | None = None
     duration_ms: int
     total_duration_seconds: float
-    token_measurement: Literal["measured", "estimated", "none"] = "none"
+    token_measurement: Literal["measured", "partial", "estimated", "none"] = "none"
 
 
 class Expectation(BaseModel):

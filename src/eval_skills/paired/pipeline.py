@@ -95,13 +95,11 @@ async def _until(awaitable: Any, *events: asyncio.Event) -> bool:
     return False
 
 
-async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Executor, judge: Judge | None,
-                     store_path: Path | None = None, on_progress: Callable[[Progress], None] | None = None,
-                     stop: asyncio.Event | None = None) -> PairedOutcome:
-    """Run (or, with ``settings.resume``, finish) one iteration; see the module doc."""
-    from ..store import Store
-    from ..store.paired import PairedStore
-
+def check_iteration(plan: PairedPlan, settings: PairedSettings,
+                    judge: Judge | None) -> tuple[int, Path, dict[str, Any]]:
+    """Every check an iteration makes before it writes anything (a judge where one is needed, fixture names, the
+    workspace, the iteration free or resumable with the same settings): its number, folder and config, or the
+    first problem as an InputError. Nothing is written."""
     if judge is None and (plan.needs_judge or settings.compare):
         raise InputError("plain-language assertions and the blind A/B need a judge", field="--judge",
                          hint="give --judge-cmd or --judge, or --no-compare with only selftune_assertions")
@@ -118,6 +116,17 @@ async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Ex
         saved = check_resume(folder, config)
         config["started_at"] = saved.get("started_at", config["started_at"])
         config["judge"] = config["judge"] or saved.get("judge")  # the judge of the verdicts so far
+    return number, folder, config
+
+
+async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Executor, judge: Judge | None,
+                     store_path: Path | None = None, on_progress: Callable[[Progress], None] | None = None,
+                     stop: asyncio.Event | None = None) -> PairedOutcome:
+    """Run (or, with ``settings.resume``, finish) one iteration; see the module doc."""
+    from ..store import Store
+    from ..store.paired import PairedStore
+
+    number, folder, config = check_iteration(plan, settings, judge)
     stop = stop or asyncio.Event()
     held = contextlib.ExitStack()  # the iteration's lock: one process runs an iteration at a time
     if settings.resume:
@@ -233,10 +242,14 @@ def _benchmark(state: Iteration, number: int, config: dict[str, Any], cut_short:
     elif ungraded or pending:
         notes.append(f"{', '.join(left[1:])} yet (--resume finishes them).")
     finished = [r for r in state.records.values() if r.ok and r.tokens is not None]
-    estimated = sum(r.token_measurement != "measured" for r in finished)
+    estimated = sum(r.token_measurement == "estimated" for r in finished)
     if estimated:
         notes.append(f"The tokens of {estimated} of {plural(len(finished), 'finished run')} are estimates (the agent "
                      "reported no usage: about 4 characters a token), not measurements: compare them with care.")
+    partial = sum(r.token_measurement == "partial" for r in finished)
+    if partial:
+        notes.append(f"The tokens of {partial} of {plural(len(finished), 'finished run')} are partial (the agent "
+                     "reported no final count, only figures along the way: a lower bound), not measurements.")
     judge_errors = [r.run_id for r in state.records.values()
                     if r.ok and r.grading is not None and any(e.passed is None for e in r.grading.expectations)]
     if judge_errors:

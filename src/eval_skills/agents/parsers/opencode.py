@@ -13,6 +13,10 @@ Each line is ``{type, timestamp, sessionID, part}``:
   used: builds disagree on whether it counts cache reads, so the total is the sum of the counts.
 - ``error`` (``error.data.message`` or ``error.name``) is the agent reporting a failure; ``done`` lists the
   permission requests it rejected (``rejected``), kept as a warning.
+- The end: ``done`` (``reason: "idle"``), which current builds print once the session is idle; builds
+  without it end with the last step's ``step_finish`` whose ``reason`` is not ``tool-calls`` (``stop``). Output
+  that stops before either (inside a step, or after a step that asked for tools) was cut, and the run is an
+  error whatever the exit code.
 """
 
 from __future__ import annotations
@@ -35,12 +39,17 @@ class OpenCodeParser(JsonLinesParser):
         self.step_texts: list[str] = []  # text parts of the current step
         self.response: str | None = None  # the text of the last step that had any
         self.errors: list[str] = []
+        self.done = False  # a done line came
+        self.step_open = False  # a step_start no step_finish has closed yet
+        self.last_reason: Any = None  # the reason of the last step_finish
+        self.steps = 0
 
     def event(self, data: dict[str, Any]) -> None:
         kind = data["type"]
         part = obj(data.get("part"))
         if kind == "step_start":
             self.step_texts = []
+            self.step_open, self.steps = True, self.steps + 1
         elif kind == "text" and isinstance(part.get("text"), str):
             self.t.message(part["text"])
             if part["text"].strip():
@@ -51,12 +60,15 @@ class OpenCodeParser(JsonLinesParser):
         elif kind == "tool_use":
             self._tool(part)
         elif kind == "step_finish":
+            self.step_open, self.last_reason = False, part.get("reason")
             self._usage(part)
         elif kind == "error":
             error = obj(data.get("error"))
             details = obj(error.get("data"))
             self.errors.append(str(details.get("message") or error.get("name") or "an error"))
-        elif kind == "done" and isinstance(data.get("rejected"), list) and data["rejected"]:
+        elif kind == "done":
+            self.done = True
+        if kind == "done" and isinstance(data.get("rejected"), list) and data["rejected"]:
             self.note(f"opencode rejected {len(data['rejected'])} permission requests (run it with --auto to allow)")
 
     def _tool(self, part: dict[str, Any]) -> None:
@@ -97,4 +109,16 @@ class OpenCodeParser(JsonLinesParser):
     def finish(self, raw: RawOutput) -> ParsedOutput:
         error = "opencode reported: " + "; ".join(self.errors) if self.errors else None
         return ParsedOutput(transcript=self.t.events, response=self.response, usage=self.t.total_usage(),
-                            error=error)
+                            error=error, unfinished=self._unfinished())
+
+    def _unfinished(self) -> str | None:
+        """Why the output is cut, when it is: no ``done`` line, and the last step never finished its loop."""
+        if self.done or self.errors:
+            return None
+        if not self.steps:
+            return "the output ended before opencode's first step" + (" (no event)" if not self.objects else "")
+        if self.step_open:
+            return "the output ended inside a step (no step_finish), before opencode's done line"
+        if self.last_reason == "tool-calls":
+            return "the output ended after a step that called tools, before opencode's next step and its done line"
+        return None
