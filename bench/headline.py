@@ -60,7 +60,11 @@ else:
         json.loads(proc.stdout.readline())
     proc.stdin.close()
     proc.wait()
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+try:  # this process's own high-water mark (ru_maxrss would count the parent it was forked from)
+    with open("/proc/self/status") as status:
+        print(next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")) / 1024)
+except OSError:
+    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 """
 
 
