@@ -8,7 +8,6 @@ file is replaced. Renderers are imported only when their format is written (jinj
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import re
 from collections.abc import Callable, Sequence
