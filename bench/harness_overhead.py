@@ -112,19 +112,27 @@ def make_skill(root: Path, persistent: bool) -> Path:
     return folder
 
 
-def make_benchmark(n: int) -> Benchmark:
+ALL_FORMATS = ("json", "markdown", "html", "csv")
+
+
+def make_benchmark(n: int, scorer: str = "contains") -> Benchmark:
+    def expected(i: int) -> dict[str, object]:
+        return {"keywords": [f"hello {i}"]} if scorer == "contains" else {"value": f"hello {i}"}
+
     return Benchmark.model_validate({"id": "echo", "tasks": [
-        {"id": f"t{i}", "inputData": {"text": f"hello {i}"}, "expectedOutput": {"keywords": [f"hello {i}"]},
-         "evaluator": {"type": "contains"}} for i in range(n)]})
+        {"id": f"t{i}", "inputData": {"text": f"hello {i}"}, "expectedOutput": expected(i),
+         "evaluator": {"type": scorer}} for i in range(n)]})
 
 
-def run_harness(skill_dir: Path, n: int, work: Path, concurrency: int = 4, tag: str = "") -> float:
-    """Seconds for an n-task evaluation, store and all four report formats on (each run a new store)."""
-    plan = build_plan([load_skill(skill_dir)], make_benchmark(n), runs=1, default_evaluator="contains")
+def run_harness(skill_dir: Path, n: int, work: Path, concurrency: int = 4, tag: str = "", scorer: str = "contains",
+                formats: tuple[str, ...] = ALL_FORMATS) -> float:
+    """Seconds for an n-task evaluation, store and the report formats on (by default all four; each run a new
+    store)."""
+    plan = build_plan([load_skill(skill_dir)], make_benchmark(n, scorer), runs=1, default_evaluator=scorer)
     out = Path(tempfile.mkdtemp(dir=work, prefix=f"run-{skill_dir.name}-{n}-{concurrency}{tag}-"))
     started = time.perf_counter()
     outcome = asyncio.run(evaluate(plan, RunSettings(concurrency=concurrency), store_path=out / "store.db",
-                                   output_dir=out, formats=("json", "markdown", "html", "csv")))
+                                   output_dir=out, formats=formats))
     elapsed = time.perf_counter() - started
     passed = sum(r.status == "pass" for r in outcome.results)
     if passed != n:

@@ -73,35 +73,48 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def measure(cases: int, runs: int, concurrency: int, keep_root: bool = False) -> dict[str, Any]:
+    """One paired run and its bare baseline: wall times (s), this process's CPU, counts, peak memory."""
+    root = Path(tempfile.mkdtemp(prefix="paired-scale-"))
+    try:
+        plan = load_plan(make_skill(root, cases), runs=runs, seed=1)
+        agent = create_agent("command", command=AGENT)
+        judge = create_judge("command", command=JUDGE, timeout=60)
+        settings = PairedSettings(workspace=root / "ws", concurrency=concurrency, timeout=60,
+                                  agent={"agent": "command"})
+        cpu0, started = cpu_seconds(), time.perf_counter()
+
+        async def paired() -> Any:
+            asyncio.get_running_loop().set_default_executor(thread_pool(concurrency))
+            return await run_paired(plan, settings, executor=LocalExecutor(agent, concurrency=concurrency),
+                                    judge=judge, store_path=root / "s.db")
+
+        outcome = asyncio.run(paired())
+        wall, cpu = time.perf_counter() - started, cpu_seconds() - cpu0
+        bench = outcome.benchmark
+        done = len(bench.runs)
+        pairs = bench.comparison.model_extra.get("pairs", 0) if bench.comparison else 0
+        request = json.dumps({"kind": "grade", "prompt": "p", "response": "r", "assertions": ["a", "b"]}).encode()
+        baseline = asyncio.run(bare(done, done + pairs, concurrency, request))
+        return {"runs": done, "pairs": pairs, "wall": wall, "bare": baseline, "cpu": cpu, "root": root,
+                "agent_time": sum(r.result.time_seconds or 0 for r in bench.runs),
+                "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                "files": sum(1 for _ in outcome.iteration.rglob("*"))}
+    finally:
+        if not keep_root:
+            shutil.rmtree(root, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cases", type=int, default=200)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--concurrency", type=int, default=8)
     args = parser.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="paired-scale-"))
+    m = measure(args.cases, args.runs, args.concurrency, keep_root=True)
+    root = m["root"]
     try:
-        plan = load_plan(make_skill(root, args.cases), runs=args.runs, seed=1)
-        agent = create_agent("command", command=AGENT)
-        judge = create_judge("command", command=JUDGE, timeout=60)
-        settings = PairedSettings(workspace=root / "ws", concurrency=args.concurrency, timeout=60,
-                                  agent={"agent": "command"})
-        cpu0, started = cpu_seconds(), time.perf_counter()
-
-        async def paired() -> Any:
-            asyncio.get_running_loop().set_default_executor(thread_pool(args.concurrency))
-            return await run_paired(plan, settings, executor=LocalExecutor(agent, concurrency=args.concurrency),
-                                    judge=judge, store_path=root / "s.db")
-
-        outcome = asyncio.run(paired())
-        wall, cpu = time.perf_counter() - started, cpu_seconds() - cpu0
-        bench = outcome.benchmark
-        runs = len(bench.runs)
-        pairs = bench.comparison.model_extra.get("pairs", 0) if bench.comparison else 0
-        agent_time = sum(r.result.time_seconds or 0 for r in bench.runs)
-        request = json.dumps({"kind": "grade", "prompt": "p", "response": "r", "assertions": ["a", "b"]}).encode()
-        baseline = asyncio.run(bare(runs, runs + pairs, args.concurrency, request))
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        runs, pairs, wall, baseline, cpu = m["runs"], m["pairs"], m["wall"], m["bare"], m["cpu"]
         print(f"{args.cases} cases x 2 arms x {args.runs} runs = {runs} agent runs, {runs} grades, {pairs} "
               f"comparisons; concurrency {args.concurrency}")
         print(f"paired pipeline wall time     {wall:8.2f} s  ({wall / runs * 1000:.1f} ms per run)")
@@ -109,9 +122,9 @@ def main() -> None:
         print(f"harness beyond the processes  {wall - baseline:8.2f} s  ({(wall - baseline) / runs * 1000:.1f} ms "
               f"per run, {wall / baseline:.2f}x the bare wall time)")
         print(f"harness CPU (this process)    {cpu:8.2f} s  ({cpu / runs * 1000:.1f} ms per run)")
-        print(f"agents' own time (summed)     {agent_time:8.2f} s")
-        print(f"peak memory                   {peak:8.1f} MB")
-        print(f"iteration folder              {sum(1 for _ in outcome.iteration.rglob('*'))} files and folders")
+        print(f"agents' own time (summed)     {m['agent_time']:8.2f} s")
+        print(f"peak memory                   {m['peak_mb']:8.1f} MB")
+        print(f"iteration folder              {m['files']} files and folders")
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

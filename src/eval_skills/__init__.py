@@ -14,10 +14,11 @@ The public API is listed in ``__all__`` and imported lazily, so ``import eval_sk
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from ._version import __version__
+
+TYPE_CHECKING = False  # typing is not imported: ``eval-skills --version`` loads this package and little else
+if TYPE_CHECKING:
+    from typing import Any
 
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {
@@ -61,6 +62,8 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'eval_skills' has no attribute {name!r}")
+    import importlib
+
     value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value

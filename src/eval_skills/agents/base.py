@@ -30,7 +30,7 @@ from ..formats.workspace import SkillEvent, Timing, ToolCallEvent, TranscriptEve
 from ..llm import SECRET_MIN
 from ..procs import describe_exit
 from .output import RawOutput
-from .workdir import FileChange, SkillSource, changed_files, check_subdir, install_skills, snapshot
+from .workdir import Entry, FileChange, SkillSource, changed_files, check_subdir, install_skills, snapshot
 
 __all__ = [
     "Agent",
@@ -261,18 +261,22 @@ class Agent(ABC):
         workspace = request.workspace.resolve()
         if not workspace.is_dir():
             raise InputError("the workspace is not a folder", file=str(request.workspace))
-        try:
-            installed = await asyncio.to_thread(install_skills, workspace, self.skills_subdir, request.skills)
+        try:  # the skills installed and the workspace's first snapshot taken in one trip to a thread
+            installed, excluded, before = await asyncio.to_thread(self._prepare, workspace, request.skills)
         except OSError as exc:  # the workspace is in the way (a file where the skills folder goes, no space left)
             failed = Execution(error=f"could not install the skills in the workspace: {exc}")
             return self._result(request, failed, 0.0, [], [])
-        excluded = {f"{self.skills_subdir}/{name}" for name in installed} | {".git"}
-        before = await asyncio.to_thread(snapshot, workspace, excluded)
         started = time.monotonic()
         execution = await self.execute(request, workspace, installed)
         duration = time.monotonic() - started
         after = await asyncio.to_thread(snapshot, workspace, excluded)
         return self._result(request, execution, duration, changed_files(before, after), installed)
+
+    def _prepare(self, workspace: Path, skills: Iterable[SkillSource]) -> tuple[list[str], set[str], dict[str, Entry]]:
+        """Install the skills; the installed names, the folders a snapshot leaves out, the snapshot before."""
+        installed = install_skills(workspace, self.skills_subdir, skills)
+        excluded = {f"{self.skills_subdir}/{name}" for name in installed} | {".git"}
+        return installed, excluded, snapshot(workspace, excluded)
 
     def _result(self, request: AgentRequest, ex: Execution, duration: float, files: list[FileChange],
                 installed: list[str]) -> AgentResult:

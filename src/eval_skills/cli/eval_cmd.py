@@ -256,7 +256,9 @@ def warn_inputs(reports: list[dict[str, Any]]) -> None:
 
 def _show(outcome: Any, opts: dict[str, Any], as_json: bool) -> None:
     if as_json:
-        click.echo(json.dumps(outcome.reports, indent=2, ensure_ascii=False, default=str))
+        from ..formats.indented_json import dumps_indented
+
+        click.echo(dumps_indented(outcome.reports, ensure_ascii=False, default=str))
         return
     from rich.console import Console
 

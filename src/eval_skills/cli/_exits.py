@@ -1,0 +1,3 @@
+"""The exit codes of every command."""
+
+EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
