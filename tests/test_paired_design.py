@@ -219,3 +219,24 @@ def test_agent_options_for_several_agents_are_checked(tmp_path: Path) -> None:
     out = paired("--skill-path", skill, "--agent", "claude", "--agent", "codex", "--model", "opencode=m",
                  "--no-store", cwd=tmp_path)
     assert out.returncode == 2 and "names the agent 'opencode', which is not among the --agent given" in out.stderr
+
+
+def test_runs_that_report_different_models_are_flagged(tmp_path: Path) -> None:
+    skill, _, script = small_skill(tmp_path, 2)
+    data = json.loads(script.read_text())
+    data["usage"] = {"model": "model-2026-01", "input_tokens": 10, "output_tokens": 5}
+    data["cases"] = [{"match": "invoice 2", "usage": {"model": "model-2026-06", "input_tokens": 10,
+                                                      "output_tokens": 5}}]
+    script.write_text(json.dumps(data))
+    out = paired("--skill-path", skill, *agent_args(script), "--no-compare", "--no-store", "--json", cwd=tmp_path,
+                 script_file=script)
+    assert out.returncode == 0, out.stderr
+    bench = json.loads(out.stdout)
+    assert bench["metadata"]["reported_models"] == ["model-2026-01", "model-2026-06"]
+    assert bench["metadata"]["conditions_within"] == {
+        "model-2026-01": ["eval-1-with_skill-run-1", "eval-1-without_skill-run-1"],
+        "model-2026-06": ["eval-2-with_skill-run-1", "eval-2-without_skill-run-1"]} or sorted(
+        map(sorted, bench["metadata"]["conditions_within"].values())) == [
+        ["eval-1-with_skill-run-1", "eval-1-without_skill-run-1"],
+        ["eval-2-with_skill-run-1", "eval-2-without_skill-run-1"]]
+    assert any(note.startswith("The runs of this iteration report different models") for note in bench["notes"])

@@ -255,6 +255,15 @@ def _benchmark(state: Iteration, number: int, config: dict[str, Any], cut_short:
     if judge_errors:
         notes.append(f"{plural(len(judge_errors), 'run')} with judge errors: those assertions count neither as "
                      "passes nor as failures (--resume asks the judge again).")
+    reported = _reported_models(state)
+    metadata["reported_models"] = sorted({m for models in reported for m in models})
+    if len(reported) > 1:
+        metadata["conditions_within"] = {", ".join(models) or "none reported": runs
+                                         for models, runs in reported.items()}
+        notes.append("The runs of this iteration report different models (a model alias moved, or the agent "
+                     "changed mid-run): " + "; ".join(f"{', '.join(m) or 'none reported'} in "
+                                                      f"{plural(len(r), 'run')}" for m, r in reported.items())
+                     + ". Runs under different conditions are not a fair comparison.")
     if settings.assertion_check is not None:
         metadata["assertion_check"] = settings.assertion_check
     if sequential is not None:
@@ -266,3 +275,16 @@ def _benchmark(state: Iteration, number: int, config: dict[str, Any], cut_short:
                                sequential=sequential.record(state.records), runs_done=sequential.rounds)
     return build_benchmark(plan, state.records, comparisons, metadata, notes, pending=len(pending),
                            target_delta=settings.target_delta)
+
+
+def _reported_models(state: Iteration) -> dict[tuple[str, ...], list[str]]:
+    """The runs that finished, grouped by the models their agent reported using (``usage.models``)."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for record in state.records.values():
+        if not record.ok:
+            continue
+        usage = record.extra.get("usage")
+        models = usage.get("models") if isinstance(usage, dict) else None
+        key = tuple(sorted(str(m) for m in models)) if isinstance(models, dict) else ()
+        groups.setdefault(key, []).append(record.run_id)
+    return groups
