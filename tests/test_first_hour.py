@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import re
 import shutil
 import subprocess
 import sys
@@ -286,6 +287,23 @@ def test_the_agent_skill_template_gives_a_first_paired_run_enough_cases_to_measu
     assert bench["run_summary"]["with_skill"]["pass_rate"]["mean"] == 1.0
     assert bench["run_summary"]["without_skill"]["pass_rate"]["mean"] == 0.0
     assert "too little data" not in out.stdout + out.stderr
+    text = paired("--skill-path", skill, *agent_args(script), *judge_args(), "--no-store", cwd=tmp_path,
+                  script_file=script)
+    assert text.returncode == 0, text.stderr
+    delta_row = next(line for line in text.stdout.splitlines() if line.strip("│ ").startswith("delta"))
+    assert "+100.0 pp" in delta_row and "+100.0 pp (95% interval" in text.stdout  # one unit: percentage points
+    page = tmp_path / "page.html"
+    shown = run("view", tmp_path / "sk" / "demo-skill-workspace", "--iteration", "2", "--static", page,
+                cwd=tmp_path)
+    assert shown.exit_code == 0, shown.stderr
+    html = page.read_text()
+    found = re.search(r'"tabs":\{"benchmark":("(?:[^"\\]|\\.)*")', html)  # the tab's HTML, in the page's JSON
+    assert found is not None
+    benchmark = json.loads(found.group(1))
+    verdict = json.loads(next((tmp_path / "sk" / "demo-skill-workspace").glob("iteration-2/benchmark.json"))
+                         .read_text())["verdict"]
+    assert '<p class="verdict" id="verdict">' in benchmark and verdict.split(" (")[0] in benchmark
+    assert "<dd>None</dd>" not in benchmark and "<dd>True</dd>" not in benchmark and "<dd>False</dd>" not in benchmark
 
 
 def test_routing_static_flags_a_placeholder_description(tmp_path: Path) -> None:
