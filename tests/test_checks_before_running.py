@@ -192,7 +192,7 @@ def test_summary_table_narrower_than_its_numbers_wraps_and_cuts_nothing(tmp_path
     table, reports = out.stdout.split("report:", 1)
     header, first = table.splitlines()[1:3]
     assert header.split() == ["skill", "version", "pass", "partial", "errors", "consist", "p50", "ms", "p95", "ms",
-                              "score"]
+                              "composite"]
     report = json.loads((next((tmp_path / "r").glob("*.json"))).read_text())[0]
     assert first.split()[0].startswith("a-sk") and first.split()[1] == report["skillVersion"]
     assert first.split()[2:6] == ["100.00%", "1.0000", "0.00%", "1.0000"]

@@ -147,7 +147,7 @@ def test_old_skill_baseline_end_to_end(tmp_path: Path) -> None:
     assert {r["feedback"] for r in feedback["reviews"]} == {""}
     assert "eval-7-old_skill-run-2" in {r["run_id"] for r in feedback["reviews"]}
     md = (iteration / "benchmark.md").read_text()
-    assert bench.model_extra["verdict"] in md and f"{delta.ci_low:+.2f} to {delta.ci_high:+.2f}" in md
+    assert bench.model_extra["verdict"] in md and f"{delta.ci_low * 100:+.1f} to {delta.ci_high * 100:+.1f} pp" in md
 
     # every run in a fresh folder outside the workspace, the fixture files at its root by file name
     log = lines(tmp_path / "agent-log.jsonl")
@@ -202,7 +202,7 @@ def test_without_skill_judge_errors_and_too_little_data(tmp_path: Path) -> None:
     assert "no p-value below 0.05 is possible" in delta.note
     assert bench.model_extra["verdict"].startswith("Too little data to say")
     # two cases cannot bound the delta at 95%: the interval is the whole range
-    assert "95% interval -1.00 to +1.00" in bench.model_extra["verdict"]
+    assert "95% interval -100.0 to +100.0 pp" in bench.model_extra["verdict"]
     assert bench.statistics.pass_at_k == {}  # one run per arm
     assert any("judge errors" in note for note in bench.notes)
     assert not (tmp_path / "eval-skills.db").exists()  # --no-store

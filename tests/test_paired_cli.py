@@ -250,16 +250,20 @@ def test_interrupt_keeps_finished_runs_and_resume_asks_nothing_twice(tmp_path: P
 
 
 def test_a_resume_of_an_iteration_still_running_is_refused(tmp_path: Path) -> None:
-    skill, _, script = small_skill(tmp_path, 2, delay=1.5)  # 4 runs one at a time: 6 s
+    skill, _, script = small_skill(tmp_path, 2)
+    gate = tmp_path / "gate"  # the agent's runs wait for it: the first paired runs until the test opens it
+    script.write_text(json.dumps({**json.loads(script.read_text()), "wait_for": str(gate)}))
     common = ["--skill-path", skill, *agent_args(script), "--no-compare", "--no-store", "--concurrency", 1]
     iteration = tmp_path / "invoice-check-workspace" / "iteration-1"
     proc = popen_paired(*common, cwd=tmp_path, script_file=script)
-    deadline = time.time() + 60
-    while time.time() < deadline and not list(iteration.rglob("timing.json")):
-        time.sleep(0.05)
+    deadline = time.time() + 120
+    log = tmp_path / "agent-log.jsonl"
+    while time.time() < deadline and not (log.exists() and b"\n" in log.read_bytes()) and proc.poll() is None:
+        time.sleep(0.05)  # the first run has started: the first paired holds the iteration
     out = paired(*common, "--resume", cwd=tmp_path, script_file=script)
     still_running = proc.poll() is None
-    _, err = proc.communicate(timeout=60)
+    gate.touch()
+    _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     assert still_running and out.returncode == 2, out.stderr
     assert out.stderr.strip() == (f"error: {iteration}: --resume: another eval-skills paired "

@@ -190,10 +190,10 @@ def test_the_verdict_sentence(tmp_path: Path) -> None:
         return verdict_sentence(DeltaEstimate(estimate=estimate, ci_low=low, ci_high=high, p_value=0.01,
                                               cases=cases), baseline)
 
-    assert sentence(0.3, 0.1, 0.5, 8) == ("The skill raises the pass rate by +0.30 (95% interval +0.10 to +0.50, "
-                                          "p = 0.01, 8 cases) against the runs without the skill.")
+    assert sentence(0.3, 0.1, 0.5, 8) == ("The skill raises the pass rate by +30.0 pp (95% interval +10.0 to "
+                                          "+50.0 pp, p = 0.01, 8 cases) against the runs without the skill.")
     assert sentence(-0.3, -0.5, -0.1, 8, "old_skill").startswith(
-        "The skill lowers the pass rate against the previous version of the skill: -0.30")
+        "The skill lowers the pass rate against the previous version of the skill: -30.0 pp")
     assert sentence(0.1, -0.1, 0.3, 8).startswith("No clear difference") and "includes 0" in sentence(
         0.1, -0.1, 0.3, 8)
     assert sentence(0.5, 0.4, 0.6, 5).startswith("Too little data to say: the pass-rate delta")

@@ -6,6 +6,7 @@ The store is only read here, and only when its file exists: looking never create
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -162,6 +163,14 @@ def history(store_path: Path, skill_id: str, benchmark_id: str | None = None,
     store = _open_store(store_path)
     with store:
         rows = store.skill_history(skill_id, benchmark_id=benchmark_id)
+        if not rows and benchmark_id is None:  # a skill this store never saw: a name given wrong
+            known = store.skill_ids()
+            close = difflib.get_close_matches(skill_id, known, n=1, cutoff=0.6)
+            listing = ", ".join(known[:12]) + (f" (+{len(known) - 12} more)" if len(known) > 12 else "")
+            hint = (f"did you mean {close[0]!r}? " if close else "") + (
+                f"skills it holds: {listing}" if known else "it holds no evaluation yet: run eval first")
+            raise InputError(f"no evaluation of a skill {skill_id!r} in this store", file=str(store_path),
+                             field="--skill", hint=hint)
         out = []
         for row in rows:
             report: dict[str, Any] = next((r for r in store.get_reports(row["evaluation_id"], with_results=False)

@@ -31,6 +31,8 @@ The script is JSON from ``--config``, else the file named by ``FAKE_AGENT_CONFIG
                      "garbage" (non-JSON and invalid event lines between the good ones)
     stderr           text written to stderr
     delay            seconds to sleep before answering
+    wait_for         a file: before answering, wait until it exists (at most 120 s), so a test holds runs
+                     open until it has seen what it waits for (an event, not a clock)
     pid_file         where "hang" writes its pid and its child's, one per line (and where detach_child's goes)
     detach_child     true: start a child that leaves the process group (its own session, as `setsid cmd &`
                      does) and sleeps; it is left running when the agent ends or hangs
@@ -159,6 +161,10 @@ def main() -> int:
     if mode == "silent":
         return 0
     time.sleep(float(script.get("delay", 0)))
+    if script.get("wait_for"):
+        gate, until = Path(script["wait_for"]), time.monotonic() + 120
+        while not gate.exists() and time.monotonic() < until:
+            time.sleep(0.02)
     if events:
         emit({"type": "message", "role": "assistant", "text": "Looking at the task."})
     if mode == "crash":

@@ -32,7 +32,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import re
 import shlex
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, SkillCrashed, SkillError, SkillProtocolError, SkillRpcError, SkillTimeout
@@ -134,6 +138,22 @@ def _invocation(reply: Reply) -> Invocation:
     return Invocation(output=result, usage=parse_usage(usage) if usage is not None else None)
 
 
+_INTERPRETER = re.compile(r"(python[0-9.]*|node|nodejs|deno|bun|tsx|ts-node|bash|sh|zsh|ruby|perl|php)")
+_SCRIPT = re.compile(r".+\.(py|js|mjs|cjs|ts|mts|sh|bash|rb|pl|php)")
+
+
+def missing_script(command: Sequence[str], root: Path) -> str | None:
+    """The script an interpreter's command line names (``python3 skill.py``: ``skill.py``) when it is not a
+    file (relative to ``root``, the skill's folder); None when it is, or when the command names none."""
+    if len(command) < 2 or not _INTERPRETER.fullmatch(os.path.basename(command[0])):
+        return None
+    first = command[1]
+    if first.startswith("-") or not _SCRIPT.fullmatch(first):  # python -m x, node -e '...': no script file
+        return None
+    path = Path(first) if os.path.isabs(first) else root / first
+    return None if path.is_file() else first
+
+
 class SubprocessAdapter(Adapter):
     """Calls a program that speaks JSON-RPC on stdin/stdout, one-shot or persistent (see the module doc).
 
@@ -183,6 +203,13 @@ class SubprocessAdapter(Adapter):
                            else (str(self.skill.path), "$.entrypoint"))
             raise InputError(str(exc), file=file, field=field,
                              hint="check the program's name and that it is executable") from None
+        script = missing_script(self.command, self.skill.root)
+        if script is not None:
+            config = self.skill.adapter
+            file, field = ((str(self.skill.root / ADAPTER_CONFIG_FILE), "$.args" if config.args else "$.command")
+                           if config.command else (str(self.skill.path), "$.entrypoint"))
+            raise InputError(f"the script {script!r} it names is not in {self.skill.root}", file=file, field=field,
+                             hint="check the script's name; it is looked up in the skill's folder")
         mode = "persistent" if self.persistent else "one process per task"
         return [f"runs {shlex.join(argv)} in {self.skill.root} ({mode})"]
 

@@ -8,6 +8,7 @@ Written before the command name (``eval-skills --json find ...``), they are move
 
 from __future__ import annotations
 
+import difflib
 import logging
 import os
 from collections.abc import Callable
@@ -111,6 +112,19 @@ class GlobalsGroup(click.Group):
         command = super().get_command(ctx, cmd_name)
         return None if command is None else add_global_options(command)
 
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
+                                                                               list[str]]:
+        """A mistyped command name says which command was meant (``evaluate``: did you mean 'eval'?)."""
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            known = self.list_commands(ctx)
+            close = [c for c in known if name.startswith(c) or c.startswith(name)]
+            close += [c for c in difflib.get_close_matches(name, known, n=3, cutoff=0.6) if c not in close]
+            if close:
+                listed = " or ".join(repr(c) for c in close[:3])
+                raise click.UsageError(f"No such command {name!r}. Did you mean {listed}?", ctx=ctx)
+        return super().resolve_command(ctx, args)
+
 
 def group(name: str, help_text: str) -> Callable[[Callable[..., Any]], GlobalsGroup]:
     """``@group("report", "...")``: a GlobalsGroup that takes the global options itself too."""
@@ -137,32 +151,44 @@ def make_console() -> Any:
 def fitted_table(title: str, columns: list[tuple[str, str]], *, keep: int = 12) -> Any:
     """A table that fits the terminal (piped: ``COLUMNS``, else 80 columns) as the eval summary does: no frame;
     columns ``(name, "fold")`` fold (the first of them, an id, keeping ``keep`` columns when it can),
+    ``"id"`` columns stay whole when the table fits the terminal so (else they fold like the first ``"fold"``),
     ``"keep"`` and ``"num"`` (right-aligned) never wrap. Print it with :func:`print_fitted`."""
     from rich.table import Table
 
     table = Table(title=title, title_justify="left", box=None, padding=(0, 1), pad_edge=False,
                   header_style="bold underline")
-    first = next((name for name, mode in columns if mode == "fold"), None)
+    first = next((name for name, mode in columns if mode in ("fold", "id")), None)
     for name, mode in columns:
-        table.add_column(name, overflow="fold", no_wrap=mode != "fold", justify="right" if mode == "num" else "left",
-                         min_width=keep if name == first else None)
+        table.add_column(name, overflow="fold", no_wrap=mode in ("keep", "num"),
+                         justify="right" if mode == "num" else "left",
+                         min_width=keep if name == first or mode == "id" else None)
+        if mode == "id":
+            table.columns[-1].style = _WHOLE  # a mark read by print_fitted
     return table
 
 
+_WHOLE = "none"
+
+
 def print_fitted(table: Any, fold_to: int = 6) -> None:
-    """Print ``table`` on the terminal's width. The columns that never wrap keep their width; the folding
-    ones share the room left evenly (one that needs less than its share keeps its own width and leaves the
-    rest to the others), none below ``fold_to`` columns (or its ``min_width``): when even that is too wide,
-    the table is printed wider rather than losing a column. Markup off, as in :func:`make_console`."""
+    """Print ``table`` on the terminal's width. The columns that never wrap keep their width; ``"id"`` columns
+    keep theirs too when the rest still fits; the folding ones share the room left evenly (one that needs less
+    than its share keeps its own width and leaves the rest to the others), none below ``fold_to`` columns (or
+    its ``min_width``): when even that is too wide, the table is printed wider rather than
+    losing a column. Markup off, as in :func:`make_console`."""
     from rich.cells import cell_len
     from rich.console import Console
 
     console = Console(highlight=False, markup=False)
-    natural = {id(c): max(cell_len(str(cell)) for cell in [c.header, *c.cells]) for c in table.columns}
+    natural = {id(c): max(cell_len(line) for cell in [c.header, *c.cells] for line in str(cell).split("\n"))
+               for c in table.columns}
     folding = [c for c in table.columns if not c.no_wrap]
     floor = {id(c): min(natural[id(c)], c.min_width or fold_to) for c in folding}
-    room = console.width - 2 * (len(table.columns) - 1) - sum(natural[id(c)] for c in table.columns if c.no_wrap)
-    room = max(room, sum(floor.values()))
+    fixed = sum(natural[id(c)] for c in table.columns if c.no_wrap) + 2 * (len(table.columns) - 1)
+    whole = {id(c): natural[id(c)] for c in folding if c.style == _WHOLE}
+    if whole and fixed + sum({**floor, **whole}.values()) <= console.width:
+        floor.update(whole)
+    room = max(console.width - fixed, sum(floor.values()))
     waiting = sorted(folding, key=lambda c: natural[id(c)])
     while waiting:  # smallest first: those under the even share keep their width
         share = room // len(waiting)
@@ -172,6 +198,8 @@ def print_fitted(table: Any, fold_to: int = 6) -> None:
     for column in table.columns:
         if column.no_wrap:
             column.width = natural[id(column)]
+        if column.style == _WHOLE:
+            column.style = ""
     needed = sum(c.width for c in table.columns) + 2 * (len(table.columns) - 1)
     if needed > console.width:
         console = Console(highlight=False, markup=False, width=needed)

@@ -65,6 +65,12 @@ class FiniteFloat(click.FloatRange):
 
     name = "finite float"
 
+    def _describe_range(self) -> str:
+        """No bounds: no range shown (click would print ``x<=None``)."""
+        if self.min is None and self.max is None:
+            return ""
+        return super()._describe_range()
+
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         number = super().convert(value, param, ctx)
         if not math.isfinite(number):

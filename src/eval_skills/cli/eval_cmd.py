@@ -79,7 +79,7 @@ def summary_table(reports: list[dict[str, Any]], width: int = 80) -> Any:
              fmt(r["summary"]["partialScore"], ".4f"), fmt(r["summary"]["errorRate"], ".2%"),
              fmt(r["summary"]["consistencyScore"], ".4f"), fmt(r["latency"]["p50Ms"], ".1f"),
              fmt(r["latency"]["p95Ms"], ".1f"), fmt(r["summary"]["compositeScore"], ".4f")] for r in reports]
-    names = ("skill", "version", "pass", "partial", "errors", "consist", "p50 ms", "p95 ms", "score")
+    names = ("skill", "version", "pass", "partial", "errors", "consist", "p50 ms", "p95 ms", "composite")
     natural = [max([len(name), *(len(str(row[index])) for row in rows)]) for index, name in enumerate(names)]
     room = width - sum(natural[2:]) - 2 * (len(names) - 1)  # two spaces between columns
     skill, version = natural[:2]
@@ -268,7 +268,16 @@ def _show(outcome: Any, opts: dict[str, Any], as_json: bool) -> None:
     if outcome.evaluation_id:
         console.print(f"stored as evaluation {outcome.evaluation_id} in {opts['store']}", highlight=False,
                       soft_wrap=True, markup=False)
+    print_failures(console, outcome)
     warn_inputs(outcome.reports)
+
+
+def print_failures(console: Any, outcome: Any) -> None:
+    """The tasks that did not pass, under the table (at most 10, and where the full list is)."""
+    from ._eval_notes import failure_lines
+
+    for line in failure_lines(outcome.results, outcome.report_files):
+        console.print(line, highlight=False, soft_wrap=True, markup=False)
 
 
 def dry_run(plan: Any, settings: Any, opts: dict[str, Any], params: dict[str, Any]) -> None:
@@ -291,6 +300,8 @@ def dry_run(plan: Any, settings: Any, opts: dict[str, Any], params: dict[str, An
         "runs": plan.runs, "totalItems": plan.total, "concurrency": settings.concurrency,
         "timeoutMs": settings.timeout_ms, "scorerTimeoutMs": opts["scorer_timeout"], "retries": settings.retries,
         "inputMismatches": len(plan.input_problems),
+        "taskTimeoutsMs": {skill.id: {p.task.id: settings.timeout_for(p.timeout_ms, skill.adapter.timeoutMs)
+                                      for p in plan.tasks} for skill in plan.skills},
         "preflight": notes,
     }
     if params["as_json"]:
@@ -303,6 +314,18 @@ def dry_run(plan: Any, settings: Any, opts: dict[str, Any], params: dict[str, An
         for line in notes.get(s["id"], []):
             click.echo(f"  {line}")
     click.echo(f"{len(plan.skills)} skills x {len(plan.tasks)} tasks x {plan.runs} runs = {plan.total} items")
+    from ._eval_notes import overridden_timeout_note, timeout_lines
+
+    for line in timeout_lines(plan, settings):
+        click.echo(line)
+    note = overridden_timeout_note(plan, settings)
+    if note:
+        click.echo(note.removeprefix("note: "))
+    if log.isEnabledFor(logging.INFO):
+        for skill in plan.skills:
+            for planned in plan.tasks:
+                log.info("task %s of %s: timeout %d ms", planned.task.id, skill.id,
+                         settings.timeout_for(planned.timeout_ms, skill.adapter.timeoutMs))
     if plan.input_problems:
         fate = "recorded as errors" if plan.strict_input else "sent anyway, with a warning"
         click.echo(f"{len(plan.input_problems)} task inputs do not match a skill's inputSchema ({fate})")
@@ -316,7 +339,11 @@ def run_evaluation(plan: Any, settings: Any, opts: dict[str, Any], params: dict[
     import signal
 
     from ..evaluation import evaluate
+    from ._eval_notes import overridden_timeout_note
 
+    note = overridden_timeout_note(plan, settings)
+    if note:
+        click.echo(note, err=True)
     show_progress = not params["as_json"] and sys.stderr.isatty()
     store_path = None if params["no_store"] else opts["store"]
     signalled: list[int] = []

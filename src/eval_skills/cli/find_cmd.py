@@ -56,10 +56,10 @@ def find_command(query: str | None, tags: tuple[str, ...], adapter: str | None, 
     if as_json:
         click.echo(json.dumps([f.to_json() for f in found], indent=2, ensure_ascii=False))
         return
-    if not found:
-        click.echo("no skills match")
+    if not found:  # a search that matches nothing is an empty listing (exit 0), said on stderr
+        click.echo(f"no skills match in {skills_dir}", err=True)
         return
-    columns = [("#", "num"), ("id", "fold"), ("version", "fold"), ("adapter", "keep"), ("tags", "fold"),
+    columns = [("#", "num"), ("id", "id"), ("version", "fold"), ("adapter", "keep"), ("tags", "fold"),
                ("completion", "fold")] + ([("relevance", "num")] if query else []) + [("path", "fold")]
     table = fitted_table(f"{len(found)} skill(s)", columns)
     for rank, f in enumerate(found, start=1):

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ._globals import make_console
+from ._globals import fitted_table, print_fitted
 
 
 def _rate(value: Any) -> str:
@@ -42,18 +42,19 @@ def history_command(skill_id: str, benchmark: str | None, limit: int | None, sto
     if as_json:
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
-    if not rows:
-        click.echo(f"no evaluations of {skill_id} in {store_path}" + (f" on {benchmark}" if benchmark else ""))
+    if not rows:  # a known skill with nothing on this benchmark: an empty listing, said on stderr
+        click.echo(f"no evaluations of {skill_id} in {store_path}" + (f" on {benchmark}" if benchmark else ""),
+                   err=True)
         return
-    from rich.table import Table
-
-    table = Table(title=f"{skill_id}: {len(rows)} evaluation(s), newest first", title_justify="left")
-    for column in ("date", "benchmark", "version", "status", "completion", "change", "p95 ms", "composite",
-                   "change ", "evaluation"):
-        table.add_column(column, no_wrap=True)
+    columns = [("date", "keep"), ("benchmark", "fold"), ("version", "fold"), ("status", "keep"),
+               ("pass", "num"), ("p95 ms", "num"), ("composite", "num"), ("id", "keep")]
+    table = fitted_table(f"{skill_id}: {len(rows)} evaluation(s), newest first; below each rate its change "
+                         "from the evaluation before on the same benchmark", columns, keep=9)
     for r in rows:
-        table.add_row(str(r["startedAt"]), str(r["benchmarkId"]), str(r["skillVersion"]), str(r["status"]),
-                      _rate(r["completionRate"]), _change(r["completionChange"]),
-                      "n/a" if r["p95Ms"] is None else f"{r['p95Ms']:.1f}", _rate(r["compositeScore"]),
-                      _change(r["compositeChange"]), str(r["evaluationId"])[:12])
-    make_console().print(table)
+        date = str(r["startedAt"]).replace("T", "\n")[:16]  # minutes are enough; the evaluation id is exact
+        table.add_row(date, str(r["benchmarkId"]), str(r["skillVersion"]), str(r["status"]),
+                      "\n".join(filter(None, (_rate(r["completionRate"]), _change(r["completionChange"])))),
+                      "n/a" if r["p95Ms"] is None else f"{r['p95Ms']:.1f}",
+                      "\n".join(filter(None, (_rate(r["compositeScore"]), _change(r["compositeChange"])))),
+                      str(r["evaluationId"])[:8])
+    print_fitted(table)

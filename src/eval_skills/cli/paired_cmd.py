@@ -334,7 +334,8 @@ def _print_summary(outcome: Any, plan: Any) -> None:
     def signed(value: Any, spec: str) -> str:
         return "n/a" if value is None else format(value, "+" + spec)
 
-    table.add_row("delta", signed(delta.get("pass_rate"), ".2f"), signed(delta.get("time_seconds"), ".1f"),
+    rate = delta.get("pass_rate")  # in percentage points, as in the verdict and on the review page
+    table.add_row("delta", "n/a" if rate is None else f"{rate * 100:+.1f} pp", signed(delta.get("time_seconds"), ".1f"),
                   signed(delta.get("tokens"), ".0f"), "", "", "")
     console.print(table)
     if bench.comparison is not None:

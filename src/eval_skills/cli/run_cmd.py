@@ -23,6 +23,7 @@ from .eval_cmd import (
     eval_command,
     exit_if_interrupted,
     prepare_evaluation,
+    print_failures,
     print_summary,
     resolve_settings,
     run_evaluation,
@@ -102,6 +103,8 @@ def run_command(ctx: click.Context, **params: Any) -> None:
         click.echo(json.dumps({**selection.to_json(), "reportFiles": [str(f) for f in files],
                                "evaluationId": outcome.evaluation_id, "reports": outcome.reports},
                               indent=2, ensure_ascii=False, default=str))
+        if not chosen and not outcome.interrupted:
+            click.echo("note: no skill met the selection: no report written", err=True)
     else:
         console = print_summary(make_console(), outcome.reports)
         if outcome.interrupted:
@@ -115,6 +118,7 @@ def run_command(ctx: click.Context, **params: Any) -> None:
             console.print("no skill met the selection: no report written")
         if outcome.evaluation_id:
             console.print(f"stored as evaluation {outcome.evaluation_id} in {opts['store']}", markup=False)
+        print_failures(console, outcome)
         warn_inputs(outcome.reports)
     exit_if_interrupted(outcome, signalled, plan.total)
     if params["exit_on_fail"] and not chosen:

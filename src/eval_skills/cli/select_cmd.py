@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +85,7 @@ def print_selection(selection: Any) -> None:
         return "n/a" if value is None else format(value, spec)
 
     table = fitted_table(f"selected {len(selection.selected)} skill(s), by {selection.strategy.sortBy}",
-                         [("rank", "num"), ("skill", "fold"), ("version", "fold"), ("adapter", "keep"),
+                         [("rank", "num"), ("skill", "id"), ("version", "fold"), ("adapter", "keep"),
                           *((name, "num") for name in ("completion", "errors", "p95 ms", "composite", "tokens"))],
                          keep=5)  # as the eval summary's skill column
     for s in selection.selected:
@@ -119,8 +120,9 @@ def select_command(source: Path, report_files: tuple[Path, ...], strategy_path: 
                    min_completion: float | None, top_k: int | None, output: Path | None, store: Path | None,
                    config_path: Path | None, as_json: bool) -> None:
     """Filter candidates by completion rate, error rate, P95 latency, adapter type and required tags, rank
-    them by compositeScore, completionRate, latency or tokenCost, and keep the top K. Prints the selection as
-    JSON: {strategy, selected: [{rank, skillId, ...metrics}], excluded: [{skillId, reason}]}."""
+    them by compositeScore, completionRate, latency or tokenCost, and keep the top K. On a terminal the selection
+    is a table; piped, or with --json, it is JSON: {strategy, selected: [{rank, skillId, ...metrics}], excluded:
+    [{skillId, reason}]}."""
     from ..config import default_store, load_config
     from ..selection import select_skills
     from .report_cmd import write_text
@@ -152,5 +154,7 @@ def select_command(source: Path, report_files: tuple[Path, ...], strategy_path: 
         write_text(output, text + "\n")
         click.echo(f"wrote {output}: {len(selection.selected)} selected, {len(selection.excluded)} excluded",
                    err=as_json)
-    if output is None or as_json:
+    if as_json or (output is None and not sys.stdout.isatty()):  # piped: JSON, for scripts
         click.echo(text)
+    elif output is None:  # a terminal: the table (--json for the JSON)
+        print_selection(selection)

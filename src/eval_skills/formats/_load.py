@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -43,29 +44,59 @@ def read_json(path: Path, *, max_depth: int = MAX_DEPTH) -> Any:
         raise InputError(str(exc), file=str(path), hint="fix the JSON syntax") from None
 
 
-def validation_error(exc: ValidationError, file: str, prefix: tuple[int | str, ...] = ()) -> InputError:
-    """Turn the first pydantic error into a one-line InputError (the rest are counted)."""
+# what a pattern asks for, in words: shown instead of the regular expression
+PATTERN_WORDS = {
+    r"^[A-Za-z0-9_-]+$": "letters, digits, '-' and '_' only, like my-skill",
+    r"^[^\s\x00-\x1f\x7f]{1,64}$": "a version like 1.2.0 (one word, at most 64 characters, no spaces)",
+    r"\S": "a name, not blank",
+}
+
+
+def _suggest(name: str, candidates: list[str]) -> str | None:
+    """The candidate ``name`` was probably meant to be: a close spelling, or one it is a piece of."""
+    close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
+    if close:
+        return close[0]
+    pieces = [c for c in candidates if len(name) >= 3 and (c.lower().startswith(name.lower())
+                                                           or name.lower().startswith(c.lower()))]
+    return pieces[0] if len(pieces) == 1 else None
+
+
+def validation_error(exc: ValidationError, file: str, prefix: tuple[int | str, ...] = (),
+                     fields: list[str] | None = None) -> InputError:
+    """Turn the first pydantic error into a one-line InputError (the rest are counted). An unknown key comes
+    first (a misspelt key is also why a required one is "missing"), with the field it probably meant: one of
+    ``fields`` (the model's own) or of the required fields missing beside it."""
     errors = exc.errors(include_url=False)
-    first = errors[0]
+    unknown = [e for e in errors if e["type"] == "extra_forbidden"]
+    first = unknown[0] if unknown else errors[0]
     loc = prefix + tuple(p for p in first["loc"] if not (isinstance(p, str) and p.startswith("function-")))
     msg = first["msg"].removeprefix("Value error, ")
     if first["type"] == "extra_forbidden":
-        msg = "unknown field (remove it or check its spelling)"
+        parent, name = tuple(first["loc"][:-1]), str(first["loc"][-1])
+        missing = [str(e["loc"][-1]) for e in errors if e["type"] == "missing" and tuple(e["loc"][:-1]) == parent]
+        meant = _suggest(name, missing) or (_suggest(name, fields or []) if not parent else None)
+        msg = f"unknown field; did you mean {meant!r}?" if meant else "unknown field (remove it or check its spelling)"
     elif first["type"] == "missing":
         msg = "required field is missing"
     elif first["type"] in ("model_type", "dict_type"):  # not "a valid dictionary or instance of <Model>"
         msg = "expected a JSON object"
+    elif first["type"] == "string_pattern_mismatch":
+        pattern = str((first.get("ctx") or {}).get("pattern", ""))
+        msg = f"expected {PATTERN_WORDS.get(pattern, 'another form of text')}, not {first.get('input')!r}"
     more = f" (+{len(errors) - 1} more problems)" if len(errors) > 1 else ""
     return InputError(msg + more, file=file, field=json_path(loc))
 
 
 def validate(model: type[M], data: Any, file: str, prefix: tuple[int | str, ...] = ()) -> M:
+    fields: list[str] | None = None
     try:
         if isinstance(model, type) and issubclass(model, BaseModel):
+            fields = list(model.model_fields)
             return model.model_validate(data)
         return TypeAdapter(model).validate_python(data)
     except ValidationError as exc:
-        raise validation_error(exc, file, prefix) from None
+        raise validation_error(exc, file, prefix, fields) from None
 
 
 def load_model(model: type[M], path: Path) -> M:

@@ -96,8 +96,12 @@ def discover_skills(skills_dir: Path) -> list[InstructionSkill]:
              if entry.is_dir() and not entry.name.startswith(".")
              and os.path.isfile(os.path.join(entry.path, SKILL_FILE))]
     if not found:
-        raise InputError(f"no skills found (no folder with a {SKILL_FILE})", file=str(skills_dir),
-                         hint="pass --skills-dir with one folder per skill, each with SKILL.md")
+        hint = "pass --skills-dir with one folder per skill, each with SKILL.md"
+        if (skills_dir / SKILL_FILE).is_file():  # the folder of one skill: its parent is the skills folder
+            parent = skills_dir.resolve().parent
+            hint = (f"this folder is one skill; pass its parent, --skills-dir {parent}, "
+                    f"and --skill {skills_dir.resolve().name} to check only it")
+        raise InputError(f"no skills found (no folder with a {SKILL_FILE})", file=str(skills_dir), hint=hint)
     return sorted(found, key=lambda skill: skill.name)
 
 

@@ -111,7 +111,7 @@ def load_skill(path: Path) -> Skill:
         path = path / SKILL_FILE
         if not path.is_file():
             raise InputError(f"no {SKILL_FILE} in this folder", file=str(path.parent),
-                             hint="pass a skill.json file or a folder holding one")
+                             hint=agent_skill_hint(path.parent) or "pass a skill.json file or a folder holding one")
     path = path.resolve()
     if path.name != SKILL_FILE:  # a file named otherwise must at least be a JSON object to be a skill.json
         try:
@@ -135,6 +135,25 @@ def load_skill(path: Path) -> Skill:
     return Skill(manifest=manifest, path=path, adapter=adapter)
 
 
+def agent_skill_hint(folder: Path) -> str | None:
+    """What to run instead when ``folder`` holds Agent Skills (a ``SKILL.md``, or folders of them) rather
+    than tool skills; None otherwise."""
+    if (folder / "SKILL.md").is_file():
+        parent = folder.resolve().parent
+        return (f"an Agent Skill (SKILL.md), not a tool skill: check its examples with 'eval-skills fixtures "
+                f"--skills-dir {parent} --skill {folder.resolve().name}', measure it with 'eval-skills paired "
+                f"--skill-path {folder}', test its routing with 'eval-skills routing --skill-path {folder}'")
+    try:
+        inside = any((entry / "SKILL.md").is_file() for entry in folder.iterdir() if entry.is_dir())
+    except OSError:
+        return None
+    if inside:
+        return ("a folder of Agent Skills (SKILL.md), not tool skills: check them with "
+                f"'eval-skills fixtures --skills-dir {folder}', measure one with 'eval-skills paired --skill-path "
+                f"{folder}/<skill>', test its routing with 'eval-skills routing --skill-path {folder}/<skill>'")
+    return None
+
+
 def find_skill_files(root: Path) -> list[Path]:
     """Every ``skill.json`` below ``root``, sorted; a folder that is itself a skill counts once."""
     if (root / SKILL_FILE).is_file():
@@ -152,7 +171,9 @@ def load_skills(paths: list[Path]) -> list[Skill]:
             raise InputError("no such file or folder", file=str(given), hint="check the --skills path")
         files = find_skill_files(given) if given.is_dir() else [given]
         if not files:
-            raise InputError(f"no {SKILL_FILE} found below this folder", file=str(given))
+            raise InputError(f"no {SKILL_FILE} found below this folder", file=str(given),
+                             hint=agent_skill_hint(given) or "eval evaluates tool skills: pass folders holding "
+                                                             "a skill.json")
         for file in files:
             skill = load_skill(file)
             if skill.id in seen and seen[skill.id] != skill.path:

@@ -310,8 +310,8 @@ def _verdict(delta: DeltaEstimate, baseline: str) -> str:
         return "Too little data to say: no case has graded runs in both arms, so there is no delta to estimate."
     assert delta.ci_low is not None and delta.ci_high is not None
     p = "n/a" if delta.p_value is None else f"{delta.p_value:.3g}"
-    stated = (f"{delta.estimate:+.2f} (95% interval {delta.ci_low:+.2f} to {delta.ci_high:+.2f}, p = {p}, "
-              f"{plural(n, 'case')})")
+    stated = (f"{delta.estimate * 100:+.1f} pp (95% interval {delta.ci_low * 100:+.1f} to {delta.ci_high * 100:+.1f} "
+              f"pp, p = {p}, {plural(n, 'case')})")  # percentage points, as the review page says
     if n < MIN_CASES_FOR_P:
         return (f"Too little data to say: the pass-rate delta against {against} is {stated}, and with fewer "
                 f"than {MIN_CASES_FOR_P} cases no p-value can fall below 0.05.")

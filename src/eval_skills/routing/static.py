@@ -129,8 +129,15 @@ class StaticReport:
         return {**data, "ok": self.ok, "summary": self.summary()}
 
 
+PLACEHOLDER = re.compile(r"\b(TODO|TBD|FIXME)\b|lorem ipsum")  # what a template leaves for its author to write
+
+
 def _description_warnings(meta: dict[str, Any], description: str, words: int) -> list[str]:
     warnings = []
+    placeholder = PLACEHOLDER.search(description) if description else None
+    if placeholder:
+        warnings.append(f"description: still a placeholder ({placeholder.group(0)!r}): write what the skill does "
+                        "and when to use it; no agent will choose it from this text")
     if description and words < MIN_WORDS:
         warnings.append(f"description: {words} words; the agent picks a skill from its description alone, so say "
                         "what the skill does and when to use it, with the words users type")

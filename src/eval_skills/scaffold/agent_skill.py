@@ -1,7 +1,8 @@
 """The ``agent_skill`` template: an Agent Skills folder that ``eval-skills fixtures`` accepts as generated.
 
     <name>/SKILL.md                  frontmatter (name, description) and the instructions
-    <name>/evals/evals.json          a paired-run case (skill-creator's contract)
+    <name>/evals/evals.json          six paired-run cases (skill-creator's contract), enough for a first
+                                     ``paired`` to measure a change rather than say "too little data"
     <name>/evals/routing.json        queries that should and should not trigger the skill
     <name>/evals/tasks.json          a fixture task with must_include / must_not_include checks
     <name>/evals/examples/<id>.md    its worked example, which passes them
@@ -55,11 +56,22 @@ def agent_skill_files(name: str, description: str) -> dict[str, str]:
         "  per task. Run `eval-skills fixtures --skills-dir <folder holding this skill>`.",
         "- `evals/evals.json` and `evals/routing.json` drive paired and routing runs with a real agent.", "",
     ])
+    requests = [
+        "a small example request",
+        "a request with two parts: a summary and a list",
+        "a request that gives too little detail to answer well",
+        "a request written in a hurry, with typos",
+        "a request that asks for the shortest possible answer",
+        "a request that mixes this skill's job with an unrelated question",
+    ]
     evals = {"skill_name": name, "evals": [{
-        "id": 1, "prompt": f"Use the {name} skill on a small example request.",
-        "expected_output": f"An answer that follows the skill's steps and ends with '{marker}'.",
-        "files": [], "assertions": [f"The answer ends with the line '{marker}'",
-                                    "The answer restates the request in one sentence"]}]}
+        "id": n, "prompt": f"Use the {name} skill on {request}.",
+        "expected_output": f"An answer to {request} that follows the skill's steps and ends with '{marker}'.",
+        "files": [],
+        # a quoted phrase is what a judge (and the bundled stand-in judge) looks for in the answer
+        "assertions": [f'The answer ends with the line "{marker}"'],
+        "selftune_assertions": [{"type": "contains", "value": marker}],
+    } for n, request in enumerate(requests, start=1)]}
     routing = [
         {"query": f"Please use {name} for this request", "should_trigger": True},
         {"query": "What is the capital of France?", "should_trigger": False},

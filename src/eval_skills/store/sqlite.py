@@ -415,6 +415,11 @@ class Store:
             reports.append(report)
         return reports
 
+    def skill_ids(self) -> list[str]:
+        """Every skill id some evaluation reported, sorted."""
+        with self._read("reading skill ids") as db:
+            return [row[0] for row in db.execute("SELECT DISTINCT skill_id FROM skill_reports ORDER BY skill_id")]
+
     def skill_history(self, skill_id: str, *, benchmark_id: str | None = None,
                       limit: int | None = None) -> list[dict[str, Any]]:
         """The skill's completion rate and composite score per evaluation that reported it, newest first:

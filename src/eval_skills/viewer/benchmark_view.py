@@ -170,6 +170,15 @@ def _grid(case_ids: list[str], runs: list[BenchmarkRun], arms: list[str],
     return {"arms": [(arm, arm_label(arm), len(numbers[arm])) for arm in arms], "columns": columns, "rows": rows}
 
 
+def _fact(value: Any) -> str:
+    """A setting as a person reads it: yes / no, "none" for a value not set, never Python's None or True."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
 def benchmark_context(src: WorkspaceSource) -> dict[str, Any]:
     bench, problem = src.benchmark()
     cases = src.scan()
@@ -190,7 +199,9 @@ def benchmark_context(src: WorkspaceSource) -> dict[str, Any]:
     return {
         "bench": bench, "problems": problems, "bench_broken": bool(problem),  # there, but cannot be read
         "arms": [(a, arm_label(a)) for a in arms],
-        "facts": [(k, v) for k, v in metadata.items() if isinstance(v, str | int | float | bool) or v is None],
+        "facts": [(k.replace("_", " "), _fact(v)) for k, v in metadata.items()
+                  if isinstance(v, str | int | float | bool) or v is None],
+        "verdict": str((bench.model_extra or {}).get("verdict") or "") if bench else "",
         "summary": _summary_rows(bench.run_summary, arms) if bench else [],
         "baseline": next((arm_label(a) for a in arms if a != "with_skill"), "baseline"),
         "errors": errors, "counts": counts,
