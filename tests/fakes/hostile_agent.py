@@ -51,7 +51,7 @@ def _try_write(path: Path, text: str, append: bool = False) -> bool:
         return False
 
 
-def _folders_near(cwd: Path) -> list[Path]:
+def _folders_near(cwd: Path, prompt_file: str | None) -> list[Path]:
     found: list[Path] = []
     with contextlib.suppress(OSError):
         found += [p for p in cwd.parent.iterdir() if p.is_dir()]
@@ -64,12 +64,12 @@ def _folders_near(cwd: Path) -> list[Path]:
                     found += [p for p in first.iterdir() if p.is_dir()]
     except OSError:
         pass
-    own = [cwd.resolve(), Path(tempfile.gettempdir()).resolve()]
-    home = os.environ.get("HOME")
-    if home and Path(home).resolve().parent.name.startswith("eval-skills-"):  # its own private folder
-        own.append(Path(home).resolve().parent)
-    return [p for p in dict.fromkeys(found)
-            if not any(p.resolve() == mine or p.resolve().is_relative_to(mine) and mine != own[1] for mine in own)]
+    temp = temp.resolve()
+    own = [cwd.resolve()]  # its workspace, the folder holding it, and its own private folder (prompt, home)
+    if prompt_file:
+        own.append(Path(prompt_file).resolve().parent)
+    return [p for p in dict.fromkeys(found) if p.resolve() != cwd.resolve().parent and p.resolve() != temp
+            and not any(p.resolve() == mine or p.resolve().is_relative_to(mine) for mine in own)]
 
 
 def main() -> None:
@@ -87,7 +87,7 @@ def main() -> None:
 
     report: dict[str, object] = {}
     written = []
-    for folder in _folders_near(cwd):
+    for folder in _folders_near(cwd, args.prompt_file):
         if _try_write(folder / INTRUDER, f"from {cwd}\n"):
             written.append(str(folder))
         patterns = ("*/SKILL.md", ".*/skills/*/SKILL.md", "skills/*/*/SKILL.md")  # skill copies, staged ones

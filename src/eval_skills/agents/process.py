@@ -99,14 +99,17 @@ class ProcessAgent(Agent):
     def check_sandbox(self, program: str) -> None:
         """Check the sandbox, and that it lets the runs see ``program`` (a resolved path)."""
         self.sandbox.check()
-        home = Path.home()
-        if not self.sandbox.private_home or home == Path("/"):
+        if not self.sandbox.private_home:
             return
+        hidden = [(Path.home(), "your home folder"), (Path("/tmp"), "the temporary folder"),
+                  (Path(tempfile.gettempdir()).resolve(), "the temporary folder")]
         path = Path(program)
         for candidate in (path, path.resolve()):
-            if candidate.is_absolute() and candidate.is_relative_to(home) and not self.sandbox.exposes(candidate):
-                raise InputError(f"the agent program {program} is in your home folder, which the sandbox hides",
-                                 field="--sandbox-bind", hint=f"give --sandbox-bind {candidate.parent}:ro")
+            for folder, what in hidden:
+                if folder != Path("/") and candidate.is_absolute() and candidate.is_relative_to(folder) \
+                        and not self.sandbox.exposes(candidate):
+                    raise InputError(f"the agent program {program} is in {what}, which the sandbox hides",
+                                     field="--sandbox-bind", hint=f"give --sandbox-bind {candidate.parent}:ro")
 
     @abstractmethod
     def launch(self, request: AgentRequest, workspace: Path, prompt_file: Path) -> Launch:
