@@ -355,8 +355,8 @@ command = "leak"
 def test_the_docker_command_line_names_variables_never_their_values(tmp_path):
     sandbox = create_sandbox(SandboxSettings("docker", image="agents:1", network="none",
                                              binds=(Bind.parse(f"{tmp_path}:ro"),)))
-    run_paths = RunPaths(tmp_path / "ws", tmp_path / "home", tmp_path / "tmp",
-                         (tmp_path / "ws" / ".agents" / "skills" / "pdf",), name="eval-skills-abc")
+    run_paths = RunPaths(tmp_path / "ws", tmp_path / "home", (tmp_path / "ws" / ".agents" / "skills" / "pdf",),
+                         name="eval-skills-abc")
     inside = sandbox.environment({"PATH": "/usr/bin", "OPENAI_API_KEY": "sk-value", "OTHER": "x"},
                                  ["OPENAI_API_KEY"], run_paths)
     argv = sandbox.command(["codex", "exec", "-"], run_paths, inside)

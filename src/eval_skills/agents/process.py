@@ -1,17 +1,16 @@
 """Agents that are programs: start one per run, read its stdout as it comes, stop it at the timeout.
 
-The program runs in the workspace, in its own process group, with the caller's environment; or, under a
-sandbox (:mod:`eval_skills.sandbox`), confined by it: with a private home folder holding only the agent's
+The program runs in the workspace, in its own process group, with the caller's environment; or, under a sandbox
+(:mod:`eval_skills.sandbox`), confined by it: with a private home folder holding only the agent's
 :meth:`~eval_skills.agents.base.Agent.home_files`, a private ``/tmp``, its installed skills and its prompt file
-read-only, and an allow-listed environment. The prompt file, the private home and ``/tmp`` live in a folder
-private to the run (``0700``, a random name), removed when the run ends. Its stdout
-is kept byte for byte (:class:`~eval_skills.agents.output.RawOutput`) and fed line by line to the
-backend's parser; the last 16 KiB of stderr are kept. At the timeout the whole group gets SIGTERM, then
-SIGKILL a second later, and so do the program's descendants that left the group (``setsid cmd &``: found by
-parent links while the program still runs); when the program exits on its own, whatever it left running in
-its group is killed too, and what it left outside the group once the harness adopts orphans
-(:func:`~eval_skills.procs.become_subreaper`, as the commands that run agents do), so nothing changes the
-workspace after the run.
+read-only, and an allow-listed environment. The prompt file and the private home live in a folder private to the
+run (``0700``, a random name), removed when the run ends. Its stdout is kept byte for byte
+(:class:`~eval_skills.agents.output.RawOutput`) and fed line by line to the backend's parser; the last 16 KiB of
+stderr are kept. At the timeout the whole group gets SIGTERM, then SIGKILL a second later, and so do the program's
+descendants that left the group (``setsid cmd &``: found by parent links while the program still runs); when the
+program exits on its own, whatever it left running in its group is killed too, and what it left outside the group
+once the harness adopts orphans (:func:`~eval_skills.procs.become_subreaper`, as the commands that run agents do),
+so nothing changes the workspace after the run.
 """
 
 from __future__ import annotations
@@ -168,9 +167,8 @@ class ProcessAgent(Agent):
         return execution
 
     def _private_places(self, private: Path, workspace: Path, installed: list[str], prompt_file: Path) -> RunPaths:
-        """The run's private home (holding the agent's home files) and ``/tmp``, in its private folder."""
-        home, tmp = private / "home", private / "tmp"
-        tmp.mkdir()
+        """The run's private home (holding the agent's home files), in its private folder."""
+        home = private / "home"
         home.mkdir()
         for rel, data in self.home_files().items():
             path = home / rel
@@ -179,7 +177,7 @@ class ProcessAgent(Agent):
             with os.fdopen(fd, "wb") as out:
                 out.write(data)
         read_only = (*(workspace / self.skills_subdir / name for name in installed), prompt_file)
-        return RunPaths(workspace, home, tmp, read_only, name=f"eval-skills-{private.name.rsplit('-', 1)[-1]}")
+        return RunPaths(workspace, home, read_only, name=f"eval-skills-{private.name.rsplit('-', 1)[-1]}")
 
     async def _supervise(self, child: Child, stdin: bytes | None, raw: RawOutput, splitter: LineSplitter,
                          timeout: float) -> bool:

@@ -2,7 +2,7 @@
 
     sandbox = create_sandbox(SandboxSettings("bwrap", env=("MY_TOKEN",), binds=(Bind.parse("/opt/tools:ro"),)))
     sandbox.check()                  # InputError (exit 2) when it cannot run here
-    argv = sandbox.command(argv, RunPaths(workspace, home, tmp), env)
+    argv = sandbox.command(argv, RunPaths(workspace, home), env)
 
 Backends: ``none`` (no confinement), ``bwrap`` (bubblewrap), ``docker`` (a container of ``--sandbox-image``).
 """

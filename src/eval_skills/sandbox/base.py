@@ -1,7 +1,8 @@
 """The sandbox interface: what an agent run may see and change, decided around its program.
 
-A :class:`Sandbox` is given a run's :class:`RunPaths` (its workspace, a private home folder, a private ``/tmp``,
-the paths it may read but not change: its installed skills, its prompt file) and the agent's command line, and
+A :class:`Sandbox` is given a run's :class:`RunPaths` (its workspace, a private home folder, the paths it may
+read but not change: its installed skills, its prompt file; each backend gives the run a private, empty ``/tmp``
+of its own) and the agent's command line, and
 returns the command line that runs it confined. :meth:`Sandbox.environment` builds the child's environment:
 the caller's whole environment for ``none``; for the others an allow-list (:data:`BASE_VARIABLES`, the proxy and
 certificate settings, the agent's own key variables, and the names the user adds), with ``HOME`` and ``TMPDIR``
@@ -79,13 +80,12 @@ class SandboxSettings:
 
 @dataclass(frozen=True, slots=True)
 class RunPaths:
-    """One run's places: ``workspace`` (writable, the current folder), ``home`` and ``tmp`` (private, writable,
-    empty but for the agent's credentials), ``read_only`` (inside the workspace or beside it: seen, never
-    changed), and ``name``, unique to the run (a container's name)."""
+    """One run's places: ``workspace`` (writable, the current folder), ``home`` (private, writable, empty but
+    for the agent's credentials), ``read_only`` (inside the workspace or beside it: seen, never changed), and
+    ``name``, unique to the run (a container's name)."""
 
     workspace: Path
     home: Path
-    tmp: Path
     read_only: tuple[Path, ...] = ()
     name: str = ""
 

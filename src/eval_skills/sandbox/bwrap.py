@@ -1,11 +1,12 @@
-"""``bwrap``: bubblewrap (Debian's ``bubblewrap`` package). The workspace and a private ``/tmp`` are the only
-writable places, the rest of the system is read-only, the user's home folder is an empty read-only folder and
-the run's home is a private one holding only what the agent needs to authenticate and start.
+"""``bwrap``: bubblewrap (Debian's ``bubblewrap`` package). The workspace and a private ``/tmp`` (a tmpfs: in
+memory, gone with the run) are the only writable places, the rest of the system is read-only, the user's home
+folder is an empty read-only folder and the run's home is a private one holding only what the agent needs to
+authenticate and start.
 
 The program runs in its own PID, IPC and UTS namespaces (``--unshare-net`` too with ``--sandbox-network none``)
 and a new session; when it exits, or when the harness kills bwrap, everything it started inside dies with it.
 The installed skills and the prompt file are bound read-only over their writable places, and every
-``--sandbox-bind`` path is bound at its own path.
+``--sandbox-bind`` path is bound at its own path. A ``TMPDIR`` outside ``/tmp`` is hidden too.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ class BwrapSandbox(Sandbox):
         cmd = [program, "--die-with-parent", "--new-session", *NAMESPACES]
         if self.settings.network == "none":
             cmd.append("--unshare-net")
-        cmd += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", str(run.tmp), "/tmp"]
+        cmd += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
         system_tmp = Path(tempfile.gettempdir()).resolve()
         if not system_tmp.is_relative_to("/tmp") and system_tmp != Path("/"):  # TMPDIR elsewhere: hidden too
             cmd += ["--tmpfs", str(system_tmp)]
