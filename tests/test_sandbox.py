@@ -394,3 +394,16 @@ def test_under_docker_the_hostile_agent_changes_nothing(hostile):  # pragma: no 
                                            "outside"))
     time.sleep(0.5)
     assert _leftovers(h["token"]) == []
+
+
+@needs_bwrap
+def test_an_iteration_is_resumed_only_under_the_sandbox_it_started_with(hostile):
+    h = hostile
+    args = ("paired", "--skill-path", h["skill"], "--agent-cmd", h["command"], "--no-compare", "--no-store")
+    first = process(*args, "--budget-tokens", "1", "--concurrency", "1", cwd=h["tmp"], env=h["env"])
+    assert first.returncode == 0, first.stderr
+    assert (h["skill"] / "SKILL.md").read_text() != SKILL_MD  # without a sandbox, the agent changed the skill
+    (h["skill"] / "SKILL.md").write_text(SKILL_MD)  # put back, or resuming is refused for that
+    refused = process(*args, "--resume", "--sandbox", "bwrap", cwd=h["tmp"], env=h["env"])
+    assert refused.returncode == 2
+    assert "cannot resume: the runs so far had --sandbox none, now bwrap" in refused.stderr
