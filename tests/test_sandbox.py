@@ -407,3 +407,20 @@ def test_an_iteration_is_resumed_only_under_the_sandbox_it_started_with(hostile)
     refused = process(*args, "--resume", "--sandbox", "bwrap", cwd=h["tmp"], env=h["env"])
     assert refused.returncode == 2
     assert "cannot resume: the runs so far had --sandbox none, now bwrap" in refused.stderr
+
+
+def test_a_sandboxed_codex_gets_the_key_its_model_provider_names(tmp_path, monkeypatch):
+    from eval_skills.agents import create_agent
+
+    codex_home = tmp_path / "codex-home"
+    codex_home.mkdir()
+    (codex_home / "config.toml").write_text('model_provider = "mine"\n[model_providers.mine]\n'
+                                            'base_url = "http://127.0.0.1:1/v1"\nenv_key = "MINE_KEY"\n')
+    (codex_home / "auth.json").write_text('{"OPENAI_API_KEY": null}')
+    monkeypatch.setenv("CODEX_HOME", str(codex_home))
+    monkeypatch.setenv("MINE_KEY", "k" * 20)
+    agent = create_agent("codex")
+    agent.use_sandbox(create_sandbox("bwrap"))
+    assert "MINE_KEY" in agent.sandbox_variables()
+    assert sorted(agent.home_files()) == [".codex/auth.json", ".codex/config.toml"]
+    assert "MINE_KEY" in agent.isolation()["variables"] and "CODEX_HOME" not in agent.isolation()["variables"]

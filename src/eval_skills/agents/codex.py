@@ -55,6 +55,13 @@ class CodexAgent(CliAgent):
         auth = read_user_file(codex_home / "auth.json")
         return files | ({".codex/auth.json": auth} if auth is not None else {})
 
+    def sandbox_variables(self) -> list[str]:
+        """Also the key variable each model provider of the configuration names (its ``env_key``)."""
+        config = tomllib.loads(self.home_files()[".codex/config.toml"].decode())
+        providers = config.get("model_providers") or {}
+        keys = [p["env_key"] for p in providers.values() if isinstance(p, dict) and isinstance(p.get("env_key"), str)]
+        return [*super().sandbox_variables(), *keys]
+
 
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
 _KEPT = ("model", "model_provider", "model_reasoning_effort", "model_providers")
