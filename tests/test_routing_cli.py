@@ -266,7 +266,7 @@ def test_interrupt_while_skills_are_installed_leaves_no_temporary_workspace(tmp_
     proc = subprocess.Popen(cli_args("--skill-path", skill, *AGENT, "--concurrency", "8", "--no-store"),
                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     deadline = time.time() + 30
-    while time.time() < deadline and not any(temp.glob("eval-skills-routing-*/.agents")):
+    while time.time() < deadline and not any(temp.glob("eval-skills-routing-*/*/.agents")):
         time.sleep(0.02)
     time.sleep(0.3)
     proc.send_signal(signal.SIGINT)

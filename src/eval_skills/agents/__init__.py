@@ -2,9 +2,11 @@
 
     agent = create_agent("command", command="my-agent --cwd {workdir} --prompt-file {prompt_file}",
                          output="events")
-    agent.check()                                   # InputError when it cannot run here
-    result = await agent.run(AgentRequest("Summarise notes.txt", workspace, skills=[skill_folder], timeout=300))
-    result.status, result.response, result.transcript, result.files, result.usage
+    agent.use_sandbox(create_sandbox("bwrap"))      # optional: eval_skills.sandbox confines each run
+    agent.check()                                   # InputError when it (or its sandbox) cannot run here
+    skill = read_bundle(skill_folder)               # read once: every run gets these bytes
+    result = await agent.run(AgentRequest("Summarise notes.txt", workspace, skills=[skill], timeout=300))
+    result.status, result.response, result.transcript, result.files, result.usage, result.isolation
 
 Callers never import a backend module: :func:`create_agent` finds it in :data:`AGENTS`.
 """
@@ -15,6 +17,7 @@ from typing import Any
 
 from ..registry import Registry
 from .base import Agent, AgentRequest, AgentResult, AgentStatus, Execution, FileChange, SkillSource, TokenUsage
+from .bundle import SkillBundle, read_bundle
 from .output import PARSERS, OutputParser, ParseContext, ParsedOutput, RawOutput, create_parser
 
 __all__ = [
@@ -30,10 +33,12 @@ __all__ = [
     "ParseContext",
     "ParsedOutput",
     "RawOutput",
+    "SkillBundle",
     "SkillSource",
     "TokenUsage",
     "create_agent",
     "create_parser",
+    "read_bundle",
 ]
 
 # backend name -> "module:Class" (relative to this package), imported only when used

@@ -29,6 +29,8 @@ from ..formats.untrusted import clean_text, clean_value
 from ..formats.workspace import SkillEvent, Timing, ToolCallEvent, TranscriptEvent, UsageEvent
 from ..llm import SECRET_MIN
 from ..procs import describe_exit
+from ..sandbox import Sandbox, allowed_environment, create_sandbox
+from .bundle import SkillBundle
 from .output import RawOutput
 from .workdir import Entry, FileChange, SkillSource, changed_files, check_subdir, install_skills, snapshot
 
@@ -39,6 +41,7 @@ __all__ = [
     "AgentStatus",
     "Execution",
     "FileChange",
+    "SkillBundle",
     "SkillSource",
     "TokenUsage",
 ]
@@ -51,23 +54,26 @@ class AgentRequest:
     """One agent run.
 
     ``workspace`` is the run's current directory, prepared by the caller (fixtures copied in); ``skills``
-    are skill folders (or :class:`SkillSource` to install one under another name), copied into the
-    workspace before the run. ``timeout`` is in seconds; ``max_turns`` and ``model`` are passed to agents
-    that take them (None: the agent's default).
+    are skill folders (or :class:`SkillSource` to install one under another name, or :class:`SkillBundle`:
+    a skill read once, written from its bytes), installed in the workspace before the run.
+    ``timeout`` is in seconds; ``max_turns`` and ``model`` are passed to agents that take them (None: the
+    agent's default).
     """
 
     prompt: str
     workspace: Path
-    skills: tuple[SkillSource, ...] = ()
+    skills: tuple[SkillSource | SkillBundle, ...] = ()
     timeout: float = 600.0
     max_turns: int | None = None
     model: str | None = None
 
-    def __init__(self, prompt: str, workspace: Path | str, skills: Iterable[Path | str | SkillSource] = (), *,
+    def __init__(self, prompt: str, workspace: Path | str,
+                 skills: Iterable[Path | str | SkillSource | SkillBundle] = (), *,
                  timeout: float = 600.0, max_turns: int | None = None, model: str | None = None) -> None:
         object.__setattr__(self, "prompt", clean_text(prompt))  # a lone surrogate cannot be written to the agent
         object.__setattr__(self, "workspace", Path(workspace))
-        object.__setattr__(self, "skills", tuple(SkillSource.of(s) for s in skills))
+        object.__setattr__(self, "skills", tuple(s if isinstance(s, SkillBundle) else SkillSource.of(s)
+                                                 for s in skills))
         if not (timeout > 0 and math.isfinite(timeout)):
             raise InputError(f"timeout must be a positive number of seconds, not {timeout!r}", field="timeout")
         if max_turns is not None and max_turns < 1:
@@ -177,6 +183,7 @@ class AgentResult:
     raw_stdout: RawOutput
     installed_skills: list[str]
     warnings: list[str] = field(default_factory=list)
+    isolation: dict[str, Any] = field(default_factory=dict)  # what the run could see: Agent.isolation()
 
     @property
     def ok(self) -> bool:
@@ -208,7 +215,7 @@ class AgentResult:
             "files": [{"path": f.name, "kind": f.kind, "size": f.size} for f in self.files],
             "duration_s": self.duration_s, "usage": self.usage.to_json(), "exit_code": self.exit_code,
             "stderr_tail": self.stderr_tail, "stdout_bytes": self.raw_stdout.size,
-            "installed_skills": self.installed_skills, "warnings": self.warnings,
+            "installed_skills": self.installed_skills, "warnings": self.warnings, "isolation": self.isolation,
         }
 
 
@@ -221,6 +228,9 @@ class Agent(ABC):
     skills_subdir: str = ".agents/skills"  # where project skills go, relative to the workspace
     model: str | None = None  # the model used when a request names none (None: the agent's own default)
     env: dict[str, str]  # variables added to the caller's environment
+    sandboxable = False  # whether a sandbox can confine it (it runs a program)
+    key_variables: tuple[str, ...] = ()  # what a sandboxed run of it gets from the caller's environment
+    sandbox: Sandbox = create_sandbox("none")
 
     def __init__(self, *, skills_subdir: str | None = None, env: Mapping[str, str] | None = None) -> None:
         if skills_subdir is not None:
@@ -230,15 +240,52 @@ class Agent(ABC):
     def check(self) -> None:  # noqa: B027 - optional hook
         """Raise InputError when the agent cannot run here (its program is missing, a key is unset)."""
 
-    def user_skill_dirs(self) -> list[Path]:
-        """Folders the agent also loads skills from whatever the workspace holds (user level)."""
+    def use_sandbox(self, sandbox: Sandbox) -> None:
+        """Confine every later run with ``sandbox`` (checked by :meth:`check`)."""
+        if sandbox.kind != "none" and not self.sandboxable:
+            raise InputError(f"the {self.name} agent runs no program for a sandbox to confine (its tools stay in "
+                             "the workspace)", field="--sandbox", hint="use --sandbox none with this agent")
+        self.sandbox = sandbox
+        self._isolation: dict[str, Any] | None = None
+        self._home: dict[str, bytes] | None = None
+
+    def home_files(self) -> dict[str, bytes]:
+        """What a private home folder holds for this agent to authenticate and start, by path relative to it
+        (read once, at the first run)."""
+        if getattr(self, "_home", None) is None:
+            self._home = self.read_home_files()
+        return dict(self._home or {})
+
+    def read_home_files(self) -> dict[str, bytes]:
+        """The files of :meth:`home_files`, read from the user's home (backends name theirs)."""
+        return {}
+
+    def sandbox_variables(self) -> list[str]:
+        """The names of the variables a sandboxed run is given (the agent's own and those added)."""
+        return [*self.key_variables, *self.env, *self.sandbox.settings.env]
+
+    def isolation(self) -> dict[str, Any]:
+        """What isolation this agent's runs have (names, never values), for their records."""
+        if getattr(self, "_isolation", None) is None:
+            names = list(allowed_environment(self.child_env(), self.sandbox_variables()))
+            self._isolation = self.sandbox.describe([*names, "HOME", "TMPDIR"], self.home_files())
+        return dict(self._isolation or {})
+
+    def user_skill_dirs(self, env: Mapping[str, str] | None = None) -> list[Path]:
+        """Folders the agent also loads skills from whatever the workspace holds (user level); ``env`` is the
+        environment it runs with (default: ours)."""
         return [Path.home() / self.skills_subdir]
 
     def user_level_skills(self, names: Iterable[str]) -> list[Path]:
-        """Skills of these names installed at user level: the agent may load them in every run, so a
-        baseline without the skill is not clean."""
-        return [folder / name for folder in self.user_skill_dirs() for name in names
-                if (folder / name / "SKILL.md").is_file()]
+        """Skills of these names installed at user level that the runs can see: the agent may load them in
+        every run, so a baseline without the skill is not clean. Under a sandbox with a private home, only
+        those outside the home folder (such as ``/etc/codex/skills``) or bound into the runs count."""
+        folders = self.user_skill_dirs()
+        if self.sandbox.private_home:
+            env = allowed_environment(self.child_env(), self.sandbox_variables())
+            home = Path.home()
+            folders = [f for f in self.user_skill_dirs(env) if not f.is_relative_to(home) or self.sandbox.exposes(f)]
+        return [folder / name for folder in folders for name in names if (folder / name / "SKILL.md").is_file()]
 
     def child_env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         """The caller's environment (agents need their keys), plus :attr:`env`, plus ``extra``."""
@@ -270,9 +317,12 @@ class Agent(ABC):
         execution = await self.execute(request, workspace, installed)
         duration = time.monotonic() - started
         after = await asyncio.to_thread(snapshot, workspace, excluded)
-        return self._result(request, execution, duration, changed_files(before, after), installed)
+        result = self._result(request, execution, duration, changed_files(before, after), installed)
+        result.isolation = self.isolation()
+        return result
 
-    def _prepare(self, workspace: Path, skills: Iterable[SkillSource]) -> tuple[list[str], set[str], dict[str, Entry]]:
+    def _prepare(self, workspace: Path, skills: Iterable[SkillSource | SkillBundle]
+                 ) -> tuple[list[str], set[str], dict[str, Entry]]:
         """Install the skills; the installed names, the folders a snapshot leaves out, the snapshot before."""
         installed = install_skills(workspace, self.skills_subdir, skills)
         excluded = {f"{self.skills_subdir}/{name}" for name in installed} | {".git"}

@@ -11,7 +11,9 @@ variable is removed from the environment, so a run started from inside Claude Co
 
 Skills are installed as project skills at ``<workspace>/.claude/skills/<name>/``. Claude Code also loads
 personal skills from ``~/.claude/skills`` (``$CLAUDE_CONFIG_DIR/skills`` when that is set), plugins and
-managed settings, which a workspace cannot hide.
+managed settings, which a workspace cannot hide; a sandbox (``--sandbox bwrap``) does: its private home holds
+only ``.claude/.credentials.json`` (copied from yours, when you log in rather than use a key), and the run gets
+the ``ANTHROPIC_*`` and ``CLAUDE_CODE_*`` settings of :attr:`ClaudeAgent.key_variables`.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from .preset import CliAgent
+from .preset import CliAgent, read_user_file
 
 __all__ = ["ClaudeAgent"]
 
@@ -28,6 +30,10 @@ __all__ = ["ClaudeAgent"]
 class ClaudeAgent(CliAgent):
     name = "claude"
     skills_subdir = ".claude/skills"
+    key_variables = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL",
+                     "ANTHROPIC_SMALL_FAST_MODEL", "ANTHROPIC_CUSTOM_HEADERS", "CLAUDE_CODE_OAUTH_TOKEN",
+                     "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
+                     "DISABLE_AUTOUPDATER", "DISABLE_TELEMETRY", "API_TIMEOUT_MS")
 
     def arguments(self, model: str | None, max_turns: int | None, workspace: Path) -> list[str]:
         args = [*([] if self.given("-p", "--print") else ["-p"]),
@@ -46,6 +52,12 @@ class ClaudeAgent(CliAgent):
         env.pop("CLAUDECODE", None)  # Claude Code refuses to start nested inside another session otherwise
         return env
 
-    def user_skill_dirs(self) -> list[Path]:
-        config = os.environ.get("CLAUDE_CONFIG_DIR")
+    def user_skill_dirs(self, env: Mapping[str, str] | None = None) -> list[Path]:
+        config = (os.environ if env is None else env).get("CLAUDE_CONFIG_DIR")
         return [Path(config) / "skills" if config else Path.home() / ".claude" / "skills"]
+
+    def read_home_files(self) -> dict[str, bytes]:
+        config = os.environ.get("CLAUDE_CONFIG_DIR")
+        found = read_user_file(Path(config) / ".credentials.json" if config else
+                               Path.home() / ".claude" / ".credentials.json")
+        return {".claude/.credentials.json": found} if found is not None else {}

@@ -10,15 +10,23 @@ extra arguments to choose otherwise. Codex has no turn limit: a requested one is
 
 Skills are installed at ``<workspace>/.agents/skills/<name>/``. Codex also loads skills from
 ``~/.agents/skills``, ``~/.codex/skills`` (``$CODEX_HOME/skills``), ``/etc/codex/skills``, its bundled
-system skills, and ``.agents/skills`` in every parent folder of the workspace up to the repository root.
+system skills, and ``.agents/skills`` in every parent folder of the workspace up to the repository root. Under a
+sandbox the private home holds ``.codex/auth.json`` (copied from ``$CODEX_HOME`` or ``~/.codex``) and a
+generated ``.codex/config.toml`` keeping of yours only how to reach the model (``model``, ``model_provider``,
+``model_providers``), and the run gets the variables of :attr:`CodexAgent.key_variables`.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import tomllib
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
-from .preset import CliAgent
+from .preset import CliAgent, read_user_file
 
 __all__ = ["CodexAgent"]
 
@@ -27,6 +35,7 @@ class CodexAgent(CliAgent):
     name = "codex"
     skills_subdir = ".agents/skills"
     last_args = ("-",)  # read the prompt from stdin
+    key_variables = ("OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORGANIZATION", "OPENAI_PROJECT")
 
     def arguments(self, model: str | None, max_turns: int | None, workspace: Path) -> list[str]:
         args = ["exec", *[flag for flag in ("--json", "--skip-git-repo-check") if not self.given(flag)]]
@@ -36,6 +45,65 @@ class CodexAgent(CliAgent):
             args += ["--model", model]
         return args
 
-    def user_skill_dirs(self) -> list[Path]:
-        codex_home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
+    def user_skill_dirs(self, env: Mapping[str, str] | None = None) -> list[Path]:
+        codex_home = Path((os.environ if env is None else env).get("CODEX_HOME") or Path.home() / ".codex")
         return [Path.home() / ".agents" / "skills", codex_home / "skills", Path("/etc/codex/skills")]
+
+    def read_home_files(self) -> dict[str, bytes]:
+        codex_home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
+        files = {".codex/config.toml": codex_config(read_user_file(codex_home / "config.toml")).encode()}
+        auth = read_user_file(codex_home / "auth.json")
+        return files | ({".codex/auth.json": auth} if auth is not None else {})
+
+    def sandbox_variables(self) -> list[str]:
+        """Also the key variable each model provider of the configuration names (its ``env_key``)."""
+        config = tomllib.loads(self.home_files()[".codex/config.toml"].decode())
+        providers = config.get("model_providers") or {}
+        keys = [p["env_key"] for p in providers.values() if isinstance(p, dict) and isinstance(p.get("env_key"), str)]
+        return [*super().sandbox_variables(), *keys]
+
+
+_BARE = re.compile(r"[A-Za-z0-9_-]+")
+_KEPT = ("model", "model_provider", "model_reasoning_effort", "model_providers")
+
+
+def codex_config(user: bytes | None) -> str:
+    """A ``config.toml`` for a sandboxed run: of the user's, only how to reach the model."""
+    try:
+        data = tomllib.loads(user.decode("utf-8")) if user else {}
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        data = {}
+    kept = {key: data[key] for key in _KEPT if key in data}
+    lines = ["# written by eval-skills for a sandboxed run"]
+    tables: list[tuple[str, dict[str, Any]]] = []
+    for key, value in kept.items():
+        if isinstance(value, dict):
+            tables += [(f"{key}.{_key(name)}", table) for name, table in value.items() if isinstance(table, dict)]
+        elif (text := _value(value)) is not None:
+            lines.append(f"{_key(key)} = {text}")
+    while tables:
+        header, table = tables.pop(0)
+        lines.append(f"\n[{header}]")
+        for key, value in table.items():
+            if isinstance(value, dict):
+                tables.append((f"{header}.{_key(key)}", value))
+            elif (text := _value(value)) is not None:
+                lines.append(f"{_key(key)} = {text}")
+    return "\n".join(lines) + "\n"
+
+
+def _key(name: str) -> str:
+    return name if _BARE.fullmatch(name) else json.dumps(name, ensure_ascii=False)
+
+
+def _value(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
+    if isinstance(value, list):
+        items = [_value(item) for item in value]
+        return "[" + ", ".join(i for i in items if i is not None) + "]"
+    return None

@@ -57,10 +57,14 @@ class CommandAgent(ProcessAgent):
         self.output = output
 
     def check(self) -> None:
+        if not self.sandbox.host_programs:  # the program is inside the sandbox's image
+            self.sandbox.check()
+            return
         try:
-            resolve_argv(self.words, cwd=Path.cwd(), env=self.child_env())
+            argv = resolve_argv(self.words, cwd=Path.cwd(), env=self.child_env())
         except SkillCrashed as exc:
             raise InputError(str(exc), field="agent command") from None
+        self.check_sandbox(argv[0])
 
     def launch(self, request: AgentRequest, workspace: Path, prompt_file: Path) -> Launch:
         values = {"prompt": request.prompt, "prompt_file": str(prompt_file), "workdir": str(workspace),

@@ -61,7 +61,7 @@ class OpenAIAgent(Agent):
         self.max_retries = max_retries
         self.temperature = temperature
 
-    def user_skill_dirs(self) -> list[Path]:
+    def user_skill_dirs(self, env: Mapping[str, str] | None = None) -> list[Path]:
         return []  # the loop knows only the skills installed in the workspace
 
     def _key(self) -> str | None:

@@ -11,15 +11,18 @@ command line: a requested one is not applied.
 Skills are installed at ``<workspace>/.opencode/skills/<name>/``. OpenCode also loads skills from
 ``~/.config/opencode/skills`` (``$XDG_CONFIG_HOME/opencode/skills``), ``~/.claude/skills``,
 ``~/.agents/skills``, and ``.claude/skills`` and ``.agents/skills`` in the workspace and its parent folders
-up to the git worktree.
+up to the git worktree. Under a sandbox the private home holds OpenCode's auth file
+(``~/.local/share/opencode/auth.json``, from ``$XDG_DATA_HOME`` when set), and the run gets the provider keys and
+OpenCode settings of :attr:`OpenCodeAgent.key_variables`.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
-from .preset import CliAgent
+from .preset import CliAgent, read_user_file
 
 __all__ = ["OpenCodeAgent"]
 
@@ -27,12 +30,20 @@ __all__ = ["OpenCodeAgent"]
 class OpenCodeAgent(CliAgent):
     name = "opencode"
     skills_subdir = ".opencode/skills"
+    key_variables = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "GEMINI_API_KEY", "GROQ_API_KEY",
+                     "MISTRAL_API_KEY", "DEEPSEEK_API_KEY", "XAI_API_KEY", "OPENCODE_CONFIG_CONTENT",
+                     "OPENCODE_PERMISSION", "OPENCODE_DISABLE_AUTOUPDATE")
 
     def arguments(self, model: str | None, max_turns: int | None, workspace: Path) -> list[str]:
         args = ["run", *([] if self.given("--format") else ["--format", "json"])]
         return args + (["--model", model] if model and not self.given("--model", "-m") else [])
 
-    def user_skill_dirs(self) -> list[Path]:
-        config = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    def user_skill_dirs(self, env: Mapping[str, str] | None = None) -> list[Path]:
+        config = Path((os.environ if env is None else env).get("XDG_CONFIG_HOME") or Path.home() / ".config")
         home = Path.home()
         return [config / "opencode" / "skills", home / ".claude" / "skills", home / ".agents" / "skills"]
+
+    def read_home_files(self) -> dict[str, bytes]:
+        data = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+        auth = read_user_file(data / "opencode" / "auth.json")
+        return {".local/share/opencode/auth.json": auth} if auth is not None else {}

@@ -21,7 +21,19 @@ from .base import AgentRequest
 from .output import OutputParser, ParseContext, create_parser
 from .process import Launch, ProcessAgent
 
-__all__ = ["CliAgent"]
+__all__ = ["CliAgent", "read_user_file"]
+
+MAX_HOME_FILE = 1 << 20  # a credentials file larger than this is not copied into a private home
+
+
+def read_user_file(path: Path) -> bytes | None:
+    """A regular file of the user's home (a credentials file), or None when there is none."""
+    try:
+        if not path.is_file() or path.stat().st_size > MAX_HOME_FILE:
+            return None
+        return path.read_bytes()
+    except OSError:
+        return None
 
 
 class CliAgent(ProcessAgent):
@@ -45,11 +57,15 @@ class CliAgent(ProcessAgent):
             raise InputError(f"cannot split the extra agent arguments: {exc}", field="agent args") from None
 
     def check(self) -> None:
+        if not self.sandbox.host_programs:  # the program is inside the sandbox's image
+            self.sandbox.check()
+            return
         try:
-            resolve_argv([self.bin], cwd=Path.cwd(), env=self.child_env())
+            argv = resolve_argv([self.bin], cwd=Path.cwd(), env=self.child_env())
         except SkillCrashed as exc:
             raise InputError(str(exc), field="agent", hint=f"install {self.program or self.name} or give its path "
                                                            "with --agent-bin") from None
+        self.check_sandbox(argv[0])
 
     def given(self, *flags: str) -> bool:
         """Whether the extra arguments set one of ``flags`` (as ``--flag value`` or ``--flag=value``)."""

@@ -1,13 +1,16 @@
 """Agents that are programs: start one per run, read its stdout as it comes, stop it at the timeout.
 
-The program runs in the workspace, in its own process group, with the caller's environment. Its stdout
-is kept byte for byte (:class:`~eval_skills.agents.output.RawOutput`) and fed line by line to the
-backend's parser; the last 16 KiB of stderr are kept. At the timeout the whole group gets SIGTERM, then
-SIGKILL a second later, and so do the program's descendants that left the group (``setsid cmd &``: found by
-parent links while the program still runs); when the program exits on its own, whatever it left running in
-its group is killed too, and what it left outside the group once the harness adopts orphans
-(:func:`~eval_skills.procs.become_subreaper`, as the commands that run agents do), so nothing changes the
-workspace after the run.
+The program runs in the workspace, in its own process group, with the caller's environment; or, under a sandbox
+(:mod:`eval_skills.sandbox`), confined by it: with a private home folder holding only the agent's
+:meth:`~eval_skills.agents.base.Agent.home_files`, a private ``/tmp``, its installed skills and its prompt file
+read-only, and an allow-listed environment. The prompt file and the private home live in a folder private to the
+run (``0700``, a random name), removed when the run ends. Its stdout is kept byte for byte
+(:class:`~eval_skills.agents.output.RawOutput`) and fed line by line to the backend's parser; the last 16 KiB of
+stderr are kept. At the timeout the whole group gets SIGTERM, then SIGKILL a second later, and so do the program's
+descendants that left the group (``setsid cmd &``: found by parent links while the program still runs); when the
+program exits on its own, whatever it left running in its group is killed too, and what it left outside the group
+once the harness adopts orphans (:func:`~eval_skills.procs.become_subreaper`, as the commands that run agents do),
+so nothing changes the workspace after the run.
 """
 
 from __future__ import annotations
@@ -23,8 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import SkillError
+from ..errors import InputError, SkillError
 from ..procs import Child, descendants, feed_stdin, kill_group, reap_orphans, resolve_argv
+from ..sandbox import RunPaths
 from .base import Agent, AgentRequest, Execution, mask, secret_values
 from .output import OutputParser, ParseContext, RawOutput
 
@@ -91,6 +95,23 @@ class LineSplitter:
 class ProcessAgent(Agent):
     """An agent run as a program. Subclasses build the command line and choose the output parser."""
 
+    sandboxable = True
+
+    def check_sandbox(self, program: str) -> None:
+        """Check the sandbox, and that it lets the runs see ``program`` (a resolved path)."""
+        self.sandbox.check()
+        if not self.sandbox.private_home:
+            return
+        hidden = [(Path.home(), "your home folder"), (Path("/tmp"), "the temporary folder"),
+                  (Path(tempfile.gettempdir()).resolve(), "the temporary folder")]
+        path = Path(program)
+        for candidate in (path, path.resolve()):
+            for folder, what in hidden:
+                if folder != Path("/") and candidate.is_absolute() and candidate.is_relative_to(folder) \
+                        and not self.sandbox.exposes(candidate):
+                    raise InputError(f"the agent program {program} is in {what}, which the sandbox hides",
+                                     field="--sandbox-bind", hint=f"give --sandbox-bind {candidate.parent}:ro")
+
     @abstractmethod
     def launch(self, request: AgentRequest, workspace: Path, prompt_file: Path) -> Launch:
         """The command line for this run. ``prompt_file`` holds the prompt (outside the workspace)."""
@@ -117,13 +138,21 @@ class ProcessAgent(Agent):
     async def execute(self, request: AgentRequest, workspace: Path, installed: list[str]) -> Execution:
         parser = self.output_parser(ParseContext(tuple(installed), self.skills_subdir, workspace))
         raw = RawOutput()
-        with tempfile.TemporaryDirectory(prefix="eval-skills-prompt-") as tmp:
-            prompt_file = Path(tmp) / "prompt.md"
+        sandbox = self.sandbox
+        with tempfile.TemporaryDirectory(prefix="eval-skills-agent-", ignore_cleanup_errors=True) as tmp:
+            private = Path(tmp)
+            prompt_file = private / "prompt.md"
             prompt_file.write_text(request.prompt, encoding="utf-8")
             launch = self.launch(request, workspace, prompt_file)
             env = self.child_env(launch.env)
+            run: RunPaths | None = None
             try:
-                argv = resolve_argv(launch.argv, cwd=Path.cwd(), env=env)
+                argv = resolve_argv(launch.argv, cwd=Path.cwd(), env=env) if sandbox.host_programs \
+                    else list(launch.argv)
+                if sandbox.kind != "none":
+                    run = self._private_places(private, workspace, installed, prompt_file)
+                    inside = sandbox.environment(env, [*self.sandbox_variables(), *launch.env], run)
+                    argv, env = sandbox.command(argv, run, inside), sandbox.process_environment(env, inside)
                 child = await Child.start(argv, cwd=workspace, env=env, stderr_bytes=STDERR_TAIL,
                                           stdin=None if launch.stdin is not None else asyncio.subprocess.DEVNULL)
             except SkillError as exc:
@@ -132,7 +161,11 @@ class ProcessAgent(Agent):
                 return Execution(error=f"cannot start the agent: {exc} in its command line (a prompt holding a NUL "
                                        "character can only be passed as {prompt_file} or on stdin)", raw_stdout=raw)
             splitter = LineSplitter(parser)
-            timed_out = await self._supervise(child, launch.stdin, raw, splitter, request.timeout)
+            try:
+                timed_out = await self._supervise(child, launch.stdin, raw, splitter, request.timeout)
+            finally:
+                if run is not None:
+                    await sandbox.stop(run)
         raw.close()
         splitter.close()
         execution = Execution(timed_out=timed_out, exit_code=child.proc.returncode, raw_stdout=raw,
@@ -149,6 +182,19 @@ class ProcessAgent(Agent):
             execution.warnings.append(f"{splitter.skipped} stdout lines longer than {MAX_LINE >> 20} MiB "
                                       "were not parsed (they are in the raw output)")
         return execution
+
+    def _private_places(self, private: Path, workspace: Path, installed: list[str], prompt_file: Path) -> RunPaths:
+        """The run's private home (holding the agent's home files), in its private folder."""
+        home = private / "home"
+        home.mkdir()
+        for rel, data in self.home_files().items():
+            path = home / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+        read_only = (*(workspace / self.skills_subdir / name for name in installed), prompt_file)
+        return RunPaths(workspace, home, read_only, name=f"eval-skills-{private.name.rsplit('-', 1)[-1]}")
 
     async def _supervise(self, child: Child, stdin: bytes | None, raw: RawOutput, splitter: LineSplitter,
                          timeout: float) -> bool:

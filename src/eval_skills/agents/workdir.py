@@ -1,8 +1,9 @@
 """The workspace of one agent run: skills copied in before it, and the files the agent changed.
 
-Skills are copied (never linked) into ``<workspace>/<skills_subdir>/<name>/``, without their ``evals/``
-folder (it holds the expected answers) and without ``.git`` and ``__pycache__``. Symbolic links inside a
-skill are copied as the files they point to.
+Skills are written from the bytes of a :class:`~eval_skills.agents.bundle.SkillBundle` read at the start (their
+digest checked), or copied (never linked) from a folder, into ``<workspace>/<skills_subdir>/<name>/``, without
+their ``evals/`` folder (it holds the expected answers) and without ``.git`` and ``__pycache__``. Symbolic
+links inside a skill are copied as the files they point to.
 
 The workspace is snapshotted before and after the run (the installed skills and ``.git`` left out): files up
 to 1 MiB are compared by content, larger ones by size and modification time. Symbolic links are recorded,
@@ -14,7 +15,9 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import secrets
 import shutil
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -22,8 +25,9 @@ from typing import Literal
 
 from ..errors import InputError
 from ..formats.untrusted import clean_text
+from .bundle import SkillBundle, install_bundle
 
-__all__ = ["FileChange", "SkillSource", "changed_files", "check_subdir", "install_skills", "snapshot"]
+__all__ = ["FileChange", "RunFolders", "SkillSource", "changed_files", "check_subdir", "install_skills", "snapshot"]
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _HASH_LIMIT = 1 << 20
@@ -64,6 +68,30 @@ class FileChange:
         return clean_text(self.path)
 
 
+class RunFolders:
+    """Private folders for runs: one folder (``0300`` once made: its entries cannot be listed) holding one
+    ``0700`` folder per run, named by 128 random bits, so no run can find or guess another's folder by its
+    own (a program running as you that changes the permissions back still can: only a sandbox stops it)."""
+
+    def __init__(self, prefix: str = "eval-skills-", scratch: Path | None = None) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix=prefix, dir=scratch))
+        os.chmod(self.root, 0o300)
+
+    def new(self) -> Path:
+        """A new empty folder for one run."""
+        path = self.root / secrets.token_hex(16)
+        path.mkdir(mode=0o700)
+        return path
+
+    def close(self) -> None:
+        """Remove the root and whatever is left in it."""
+        try:
+            os.chmod(self.root, 0o700)
+        except OSError:
+            return
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
 def check_subdir(subdir: str) -> str:
     """A skills subdirectory: relative, inside the workspace; returned with ``/`` separators."""
     parts = PurePosixPath(subdir.replace("\\", "/")).parts
@@ -73,10 +101,22 @@ def check_subdir(subdir: str) -> str:
     return "/".join(parts)
 
 
-def install_skills(workspace: Path, subdir: str, skills: Iterable[SkillSource]) -> list[str]:
-    """Copy each skill into ``workspace/subdir/<name>/`` (replacing what is there); the installed names."""
+def install_skills(workspace: Path, subdir: str, skills: Iterable[SkillSource | SkillBundle]) -> list[str]:
+    """Write or copy each skill into ``workspace/subdir/<name>/`` (replacing what is there); the installed
+    names."""
     names: list[str] = []
     for skill in skills:
+        if isinstance(skill, SkillBundle):
+            if "SKILL.md" not in skill.files:
+                raise InputError("is not a skill folder (no SKILL.md in it)", file=skill.source or skill.name)
+            if not _NAME.fullmatch(skill.name) or skill.name in names:
+                problem = "appears twice" if skill.name in names else "cannot be a folder name"
+                raise InputError(f"skill name {skill.name!r} {problem}", file=skill.source or skill.name)
+            dest = workspace / subdir / skill.name
+            _clear(dest)
+            install_bundle(dest, skill)
+            names.append(skill.name)
+            continue
         source = skill.path.resolve()
         if not (source / "SKILL.md").is_file():
             raise InputError("is not a skill folder (no SKILL.md in it)", file=str(skill.path))
@@ -87,10 +127,7 @@ def install_skills(workspace: Path, subdir: str, skills: Iterable[SkillSource]) 
             raise InputError("the workspace is inside this skill folder", file=str(skill.path),
                              hint="put the workspace outside the skill")
         dest = workspace / subdir / skill.name
-        if dest.is_symlink() or dest.is_file():
-            dest.unlink()
-        elif dest.exists():
-            shutil.rmtree(dest)
+        _clear(dest)
         dest.parent.mkdir(parents=True, exist_ok=True)
 
         def ignore(folder: str, entries: list[str], top: str = str(source)) -> set[str]:
@@ -103,6 +140,13 @@ def install_skills(workspace: Path, subdir: str, skills: Iterable[SkillSource]) 
             raise InputError(f"cannot be copied into the workspace: {exc}", file=str(skill.path)) from None
         names.append(skill.name)
     return names
+
+
+def _clear(dest: Path) -> None:
+    if dest.is_symlink() or dest.is_file():
+        dest.unlink()
+    elif dest.exists():
+        shutil.rmtree(dest)
 
 
 Entry = tuple[int, int, bytes | None, str | None]  # size, mtime_ns, digest of small files, link target

@@ -14,8 +14,8 @@ import click
 
 from ..errors import InputError
 
-__all__ = ["AGENT_OPTIONS", "JUDGE_OPTIONS", "agent_options", "build_agent", "build_judge", "judge_options",
-           "one_agent", "per_agent", "verdict_cache"]
+__all__ = ["AGENT_OPTIONS", "JUDGE_OPTIONS", "agent_options", "build_agent", "build_judge", "build_sandbox",
+           "judge_options", "one_agent", "per_agent", "verdict_cache"]
 
 F = Callable[..., Any]
 
@@ -80,7 +80,7 @@ def _required(params: dict[str, Any], key: str, flag: str, what: str) -> Any:
 
 def agent_options(fn: F) -> F:
     """``--agent``, ``--agent-bin``, ``--agent-arg``, ``--agent-cmd``, ``--agent-output``, ``--skills-subdir``,
-    ``--model``, ``--base-url``, ``--api-key-env``, ``--max-turns``."""
+    ``--model``, ``--base-url``, ``--api-key-env``, ``--max-turns``, and the ``--sandbox*`` options."""
     options = [
         click.option("--agent", "agent", multiple=True,
                      help="Agent backend: claude, codex, opencode, openai or command "
@@ -106,6 +106,18 @@ def agent_options(fn: F) -> F:
                      help="Environment variable holding the key of the openai agent."),
         click.option("--max-turns", type=click.IntRange(min=1), default=30, show_default=True,
                      help="Most turns an agent may take."),
+        click.option("--sandbox", type=click.Choice(["none", "bwrap", "docker"]), default="none", show_default=True,
+                     help="What each agent run can see: none (a private folder, your home and environment), bwrap "
+                          "(only its workspace and a private /tmp writable, a private home, an allow-listed "
+                          "environment) or docker (the same in a container of --sandbox-image)."),
+        click.option("--sandbox-env", "sandbox_env", multiple=True, metavar="NAME",
+                     help="A variable of your environment passed to sandboxed runs (repeat it for several)."),
+        click.option("--sandbox-bind", "sandbox_bind", multiple=True, metavar="PATH[:ro]",
+                     help="A path sandboxed runs also see, at its own path, writable unless :ro (repeat it)."),
+        click.option("--sandbox-network", type=click.Choice(["host", "none"]), default="host", show_default=True,
+                     help="The network of sandboxed runs: the host's (agents reach their model) or none."),
+        click.option("--sandbox-image", default=None, metavar="IMAGE",
+                     help="The image of --sandbox docker (the agent CLI installed in it)."),
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -202,9 +214,20 @@ def build_agent(params: dict[str, Any]) -> Any:
         raise InputError(f"unknown agent {name!r}", field="--agent", hint=f"use one of: {known}")
     _refuse_foreign(params, name, AGENT_ONLY, "--agent")
     agent = create_agent(name, **AGENT_OPTIONS[name](params))
+    agent.use_sandbox(build_sandbox(params))
     agent.check()
     become_subreaper()
     return agent
+
+
+def build_sandbox(params: dict[str, Any]) -> Any:
+    """The Sandbox the ``--sandbox*`` options describe (checked with the agent, before any run)."""
+    from ..sandbox import Bind, SandboxSettings, create_sandbox
+
+    settings = SandboxSettings(kind=params.get("sandbox") or "none", env=tuple(params.get("sandbox_env") or ()),
+                               binds=tuple(Bind.parse(text) for text in params.get("sandbox_bind") or ()),
+                               network=params.get("sandbox_network") or "host", image=params.get("sandbox_image"))
+    return create_sandbox(settings)
 
 
 def build_judge(params: dict[str, Any], llm: dict[str, Any] | None = None, cache: Any = None) -> Any:

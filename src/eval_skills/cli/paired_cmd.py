@@ -150,7 +150,8 @@ def paired_command(ctx: click.Context, **params: Any) -> None:
             workspace=place, iteration=params["iteration"], resume=params["resume"],
             concurrency=params["concurrency"], timeout=params["timeout"], max_turns=params["max_turns"],
             model=one["model"], compare=compare, budget_tokens=params["budget_tokens"], feedback=feedback,
-            agent={"agent": agent.name, "skills_subdir": agent.skills_subdir, "baseline_clean": not user_level},
+            agent={"agent": agent.name, "skills_subdir": agent.skills_subdir, "baseline_clean": not user_level,
+                   "isolation": agent.isolation()},
             notes=tuple(notes), adaptive=params["adaptive"], target_delta=params["target_delta"],
             assertion_check=checked)
         if params["dry_run"]:

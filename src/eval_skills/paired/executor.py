@@ -16,66 +16,15 @@ Today's backend is :class:`~eval_skills.paired.local.LocalExecutor` (this machin
 
 from __future__ import annotations
 
-import hashlib
-import os
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from ..agents import RawOutput, TokenUsage
-from ..errors import InputError
+from ..agents.bundle import MAX_BUNDLE_BYTES, SkillBundle, read_bundle
 from ..formats.workspace import TranscriptEvent
 
 __all__ = ["MAX_BUNDLE_BYTES", "Executor", "OutputFile", "RunOutput", "RunSpec", "SkillBundle", "read_bundle"]
-
-_SKIP = frozenset({".git", "__pycache__"})
-MAX_BUNDLE_BYTES = 256 << 20  # a skill folder larger than this is refused (it is held in memory)
-
-
-@dataclass(frozen=True, slots=True)
-class SkillBundle:
-    """A skill as data: its files by relative ``/`` path (without ``evals/``, ``.git``, ``__pycache__``),
-    installed under ``name``. ``digest`` identifies the content (a SHA-256 over paths and bytes)."""
-
-    name: str
-    files: Mapping[str, bytes]
-    digest: str
-    source: str = ""  # where it was read from, for the record
-
-
-def read_bundle(folder: Path, name: str | None = None) -> SkillBundle:
-    """Read a skill folder into a bundle (symbolic links are followed, as an install copies them). The skill
-    is frozen at this moment: edits made while the runs go on do not reach them."""
-    root = Path(folder).resolve()
-    files: dict[str, bytes] = {}
-    seen: set[str] = set()
-    size = 0
-    for current, dirs, names in os.walk(root, followlinks=True):
-        real = os.path.realpath(current)
-        if real in seen:  # a link loop
-            dirs[:] = []
-            continue
-        seen.add(real)
-        rel = Path(current).relative_to(root).as_posix()
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP and not (rel == "." and d == "evals"))
-        for file_name in sorted(names):
-            path = Path(current) / file_name
-            key = file_name if rel == "." else f"{rel}/{file_name}"
-            try:
-                files[key] = path.read_bytes()
-            except FileNotFoundError:  # a dangling link
-                continue
-            except OSError as exc:
-                raise InputError(f"cannot be read ({exc.strerror or exc})", file=str(path)) from None
-            size += len(files[key])
-            if size > MAX_BUNDLE_BYTES:
-                raise InputError(f"the skill folder holds more than {MAX_BUNDLE_BYTES >> 20} MiB", file=str(folder),
-                                 hint="keep large data out of the skill folder")
-    digest = hashlib.sha256()
-    for key in sorted(files):
-        digest.update(key.encode() + b"\0" + hashlib.sha256(files[key]).digest())
-    return SkillBundle(name or root.name, files, digest.hexdigest(), str(folder))
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +75,7 @@ class RunOutput:
     warnings: list[str] = field(default_factory=list)
     exit_code: int | None = None
     raw_stdout: RawOutput | None = None  # the agent's stdout byte for byte, kept as the run's stdout.txt
+    isolation: dict[str, Any] = field(default_factory=dict)  # what the run could see (the agent's sandbox)
 
 
 class Executor(Protocol):

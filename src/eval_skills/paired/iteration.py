@@ -162,7 +162,7 @@ def iteration_config(plan: PairedPlan, settings: PairedSettings, judge: Judge | 
             "evals_path": str(plan.evals_path.resolve()), "evals_digest": _digest(evals, *fixtures),
             "arms": list(plan.arms), "runs": plan.runs, "seed": plan.seed, "cases": [c.key for c in plan.cases],
             "agent": settings.agent.get("agent"), "model": settings.model, "judge": judge_identity(judge),
-            "timeout": settings.timeout,
+            "timeout": settings.timeout, "sandbox": (settings.agent.get("isolation") or {}).get("sandbox", "none"),
             "max_turns": settings.max_turns, "adaptive": settings.adaptive, "target_delta": settings.target_delta,
             "conditions": conditions(plan, settings, judge), "started_at": now()}
 
@@ -196,6 +196,10 @@ def check_resume(folder: Path, config: dict[str, Any]) -> dict[str, Any]:
             raise InputError(f"cannot resume: {what} since the iteration started", file=str(folder / CONFIG_FILE),
                              field=key, hint="resume with the same skill, evals and settings, or start a new "
                                              "iteration")
+    if saved.get("sandbox", "none") != config.get("sandbox", "none"):  # runs of two isolations are not comparable
+        raise InputError(f"cannot resume: the runs so far had --sandbox {saved.get('sandbox', 'none')}, now "
+                         f"{config.get('sandbox', 'none')}", file=str(folder / CONFIG_FILE), field="sandbox",
+                         hint="resume with the same --sandbox, or start a new iteration")
     before, now_ = saved.get("judge"), config.get("judge")
     if before and now_ and before != now_:  # grades of two judges in one benchmark are not comparable
         raise InputError(f"cannot resume: the judge was {_judge_text(before)}, now {_judge_text(now_)}",

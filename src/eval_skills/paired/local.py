@@ -1,10 +1,11 @@
 """The executor that runs agents on this machine, ``concurrency`` at once.
 
-Each run gets a fresh folder under a private temporary folder (outside the skill and the workspace, so an
-agent that looks in parent folders for project settings or skills finds none of ours): the spec's files are
-written to its root, the skills installed from bundles staged once per content, the agent runs there, the
-files it created or changed are read back into the output, and the folder is removed. Nothing leaks from one
-run to the next.
+Each run gets a fresh private folder (``0700``, a random name in a folder whose entries cannot be listed:
+:class:`~eval_skills.agents.workdir.RunFolders`; outside the skill and the workspace, so an agent that looks
+in parent folders for project settings or skills finds none of ours): the spec's files are written to its
+root, the skills written from the bundles' bytes (their digest checked), the agent runs there, the files it
+created or changed are read back into the output, and the folder is removed. No run reads what another wrote:
+there is no shared copy of a skill for a run to change.
 """
 
 from __future__ import annotations
@@ -12,16 +13,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shutil
-import tempfile
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..agents import Agent, AgentRequest, AgentResult, SkillSource
+from ..agents import Agent, AgentRequest, AgentResult
+from ..agents.workdir import RunFolders
 from ..errors import InputError
 from ..procs import reap_orphans
-from .executor import OutputFile, RunOutput, RunSpec, SkillBundle
+from .executor import OutputFile, RunOutput, RunSpec
 
 __all__ = ["MAX_OUTPUT_FILE", "LocalExecutor", "thread_pool"]
 
@@ -60,15 +61,14 @@ class LocalExecutor:
         self.max_file_bytes = max_file_bytes
 
     async def run(self, specs: Iterator[RunSpec]) -> AsyncIterator[RunOutput]:
-        root = Path(tempfile.mkdtemp(prefix="eval-skills-paired-", dir=self.scratch))
-        staged: dict[str, Path] = {}
+        root = RunFolders("eval-skills-paired-", self.scratch)
         queue: asyncio.Queue[tuple[RunOutput, asyncio.Event] | None] = asyncio.Queue()
         source = iter(specs)
 
         async def worker() -> None:
             for spec in source:  # shared: each spec is taken by one worker, when it is free
                 taken = asyncio.Event()
-                await queue.put((await self._one(spec, root, staged), taken))
+                await queue.put((await self._one(spec, root), taken))
                 await taken.wait()  # the caller has seen this output before the next spec is pulled
 
         async def workers_then_done() -> None:
@@ -92,26 +92,13 @@ class LocalExecutor:
             with contextlib.suppress(BaseException):
                 await pool
             reap_orphans()  # what the agents left running (adopted, when this process is a subreaper)
-            await asyncio.to_thread(shutil.rmtree, root, True)
+            await asyncio.to_thread(root.close)
 
-    def _stage(self, bundle: SkillBundle, root: Path, staged: dict[str, Path]) -> Path:
-        """The bundle written once to ``root/skills/<digest>/<name>`` (runs copy it from there)."""
-        key = f"{bundle.digest}/{bundle.name}"
-        if key not in staged:
-            folder = root / "skills" / bundle.digest[:16] / bundle.name
-            for rel, data in bundle.files.items():
-                path = folder / rel
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(data)
-            folder.mkdir(parents=True, exist_ok=True)
-            staged[key] = folder
-        return staged[key]
-
-    def _prepare(self, spec: RunSpec, root: Path, staged: dict[str, Path]) -> tuple[Path, list[SkillSource]]:
-        workdir = Path(tempfile.mkdtemp(prefix="run-", dir=root))
+    def _prepare(self, spec: RunSpec, root: RunFolders) -> Path:
+        workdir = root.new()
         for name, data in spec.files.items():
             (workdir / _safe_name(name)).write_bytes(data)
-        return workdir, [SkillSource(self._stage(b, root, staged), b.name) for b in spec.skills]
+        return workdir
 
     def _collect(self, workdir: Path, result: AgentResult) -> list[OutputFile]:
         files = []
@@ -133,11 +120,11 @@ class LocalExecutor:
                                             note=f"could not be read: {exc.strerror or exc}"))
         return files
 
-    async def _one(self, spec: RunSpec, root: Path, staged: dict[str, Path]) -> RunOutput:
-        workdir, skills = await asyncio.to_thread(self._prepare, spec, root, staged)
+    async def _one(self, spec: RunSpec, root: RunFolders) -> RunOutput:
+        workdir = await asyncio.to_thread(self._prepare, spec, root)
         try:
             started = _now()
-            result = await self.agent.run(AgentRequest(spec.prompt, workdir, skills, timeout=spec.timeout,
+            result = await self.agent.run(AgentRequest(spec.prompt, workdir, spec.skills, timeout=spec.timeout,
                                                        max_turns=spec.max_turns, model=spec.model))
             finished = _now()
         except BaseException:
@@ -155,4 +142,4 @@ class LocalExecutor:
                          transcript=result.transcript, files=files, duration_s=result.duration_s,
                          usage=result.usage, started_at=started, finished_at=finished, agent=result.agent,
                          model=result.model, skills_invoked=result.skills_invoked, warnings=result.warnings,
-                         exit_code=result.exit_code, raw_stdout=result.raw_stdout)
+                         exit_code=result.exit_code, raw_stdout=result.raw_stdout, isolation=result.isolation)

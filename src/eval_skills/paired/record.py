@@ -161,7 +161,7 @@ def write_run(folder: Path, out: RunOutput, *, case_key: str, arm: str, number: 
              "executor_end": out.finished_at, "executor_duration_seconds": round(out.duration_s, 3),
              "usage": usage.to_json(), "tool_calls": tool_calls, "skills_invoked": out.skills_invoked,
              "files": listed, "agent": out.agent, "model": out.model, "exit_code": out.exit_code,
-             "warnings": out.warnings}
+             "warnings": out.warnings, "isolation": out.isolation}
     write_json(folder / "timing.json", {**timing.model_dump(mode="json"), **extra})
     return RunRecord(run_id=out.run_id, case_key=case_key, arm=arm, number=number, status=out.status,
                      error=out.error, response=out.response, transcript=list(out.transcript),

@@ -1,8 +1,9 @@
 """Running the agent on every (query, run): a fresh workspace each time, the trigger decided from the transcript.
 
-Each run gets an empty temporary folder outside any project (so the agent finds no other project skill by
-walking up), with the skill under test and the distractor skills installed and nothing else; it is removed
-after the run. What stays is written to ``query-<i>/run-<k>/`` of the routing folder: ``transcript.jsonl``
+Each run gets an empty private folder outside any project (so the agent finds no other project skill by
+walking up; ``0700``, a random name no other run can list or guess), with the skill under test and the
+distractor skills written from the bytes read when the test started (their digest checked) and nothing else;
+it is removed after the run. What stays is written to ``query-<i>/run-<k>/`` of the routing folder: ``transcript.jsonl``
 (one event per line), ``result.json`` (status, error, response, skills invoked, usage, timing) and, for a
 run in error, the agent's raw stdout as ``stdout.txt``.
 
@@ -16,7 +17,6 @@ import contextlib
 import json
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from ..agents import Agent, AgentRequest, AgentResult, AgentStatus
+from ..agents.bundle import SkillBundle, read_bundle
+from ..agents.workdir import RunFolders
 from ..formats.routing_results import routing_run_dir
 from ..procs import reap_orphans
 from .plan import RoutingPlan, RunItem
@@ -87,15 +89,20 @@ def remove_workspace(tmp: str) -> None:
         time.sleep(0.05)
 
 
-async def run_one(plan: RoutingPlan, agent: Agent, item: RunItem, settings: RunSettings,
-                  routing: Path) -> RunOutcome:
+def read_skills(plan: RoutingPlan) -> list[SkillBundle]:
+    """The skill and the distractors as the runs get them, read once (installed under their folders' names)."""
+    return [read_bundle(folder, folder.resolve().name) for folder in plan.skill_folders]
+
+
+async def run_one(plan: RoutingPlan, agent: Agent, item: RunItem, settings: RunSettings, routing: Path, *,
+                  folders: RunFolders, skills: list[SkillBundle]) -> RunOutcome:
     """Run one query once and record it. Whatever the agent (or its machinery) does becomes an outcome."""
     folder = routing_run_dir(routing, item.query_index, item.run_number)
     relative = (folder / "transcript.jsonl").relative_to(routing).as_posix()
     # one mkdir, on the loop: in a worker thread, a cancellation could leave the folder made and forgotten
-    tmp = tempfile.mkdtemp(prefix="eval-skills-routing-")
+    tmp = str(folders.new())
     try:
-        request = AgentRequest(item.query.query, tmp, plan.skill_folders, timeout=settings.timeout_s,
+        request = AgentRequest(item.query.query, tmp, skills, timeout=settings.timeout_s,
                                max_turns=settings.max_turns, model=settings.model)
         result = await agent.run(request)
     except asyncio.CancelledError:
@@ -123,10 +130,12 @@ async def execute_runs(plan: RoutingPlan, agent: Agent, settings: RunSettings, r
     flight (their agents are killed); what finished is returned with ``interrupted`` True."""
     outcomes: list[RunOutcome] = []
     items = plan.items()
+    skills = await asyncio.to_thread(read_skills, plan)
+    folders = RunFolders("eval-skills-routing-")
 
     async def worker() -> None:
         for item in items:  # a shared iterator: each item is taken by exactly one worker
-            outcome = await run_one(plan, agent, item, settings, routing)
+            outcome = await run_one(plan, agent, item, settings, routing, folders=folders, skills=skills)
             outcomes.append(outcome)
             if on_run is not None:
                 on_run(outcome)
@@ -145,6 +154,7 @@ async def execute_runs(plan: RoutingPlan, agent: Agent, settings: RunSettings, r
             task.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
     reap_orphans()  # what the agents left running (adopted, when this process is a subreaper)
+    await asyncio.shield(asyncio.to_thread(folders.close))
     if failed:
         everything.result()  # a fault of the harness itself (the store, a full disk) stops the test
     if everything.done() and not everything.cancelled():

@@ -75,7 +75,9 @@ def _metadata(plan: RoutingPlan, agent: Agent, settings: RunSettings) -> dict[st
             "agent": agent.name, "model": settings.model, "runs": plan.runs, "concurrency": settings.concurrency,
             "timeout_s": settings.timeout_s, "max_turns": settings.max_turns,
             "distractors": [{"name": d.name, "path": str(d.folder.resolve())} for d in plan.distractors],
-            "threshold": 0.5, "tool_version": __version__}
+            "threshold": 0.5, "tool_version": __version__, "isolation": agent.isolation(),
+            "user_level_skills": [str(p) for p in agent.user_level_skills(
+                [plan.skill.name, *(d.name for d in plan.distractors)])]}
 
 
 def _write(folder: Path, results: RoutingResults) -> None:
