@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BIN = ROOT / "node_modules" / ".bin"
 CLIS = ("claude", "codex", "opencode")
 # the model each CLI is told to use: names the CLIs know (their prices, their metadata)
-MODELS = {"claude": "claude-sonnet-4-5", "codex": "gpt-5.1-codex-mini", "opencode": "scripted/scripted-model"}
+MODELS = {"claude": "claude-sonnet-4-5", "codex": "gpt-5.5", "opencode": "scripted/scripted-model"}
 # OpenCode's price of the scripted model, in USD per million tokens (written into its configuration)
 OPENCODE_COST = {"input": 3.0, "output": 15.0, "cache_read": 0.3, "cache_write": 3.75}
 

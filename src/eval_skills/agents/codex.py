@@ -11,13 +11,18 @@ extra arguments to choose otherwise. Codex has no turn limit: a requested one is
 Skills are installed at ``<workspace>/.agents/skills/<name>/``. Codex also loads skills from
 ``~/.agents/skills``, ``~/.codex/skills`` (``$CODEX_HOME/skills``), ``/etc/codex/skills``, its bundled
 system skills, and ``.agents/skills`` in every parent folder of the workspace up to the repository root.
+
+Codex refuses to create its helper programs (the sandbox's) under the temporary folder, and then every command
+it runs in its sandbox fails: a ``CODEX_HOME`` inside ``TMPDIR`` (``/tmp``) is refused before anything runs.
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
+from ..errors import InputError
 from .preset import CliAgent
 
 __all__ = ["CodexAgent"]
@@ -27,6 +32,16 @@ class CodexAgent(CliAgent):
     name = "codex"
     skills_subdir = ".agents/skills"
     last_args = ("-",)  # read the prompt from stdin
+
+    def check(self) -> None:
+        super().check()
+        env = self.child_env()
+        home = Path(env.get("CODEX_HOME") or Path(env.get("HOME") or Path.home()) / ".codex").resolve()
+        tmp = Path(env.get("TMPDIR") or tempfile.gettempdir()).resolve()
+        if home.is_relative_to(tmp):
+            raise InputError(f"Codex's home {home} is inside the temporary folder {tmp}: Codex then refuses to set up "
+                             "its sandbox helper and every command it runs fails", field="CODEX_HOME",
+                             hint="set CODEX_HOME (or TMPDIR) so that the home is outside the temporary folder")
 
     def arguments(self, model: str | None, max_turns: int | None, workspace: Path) -> list[str]:
         args = ["exec", *[flag for flag in ("--json", "--skip-git-repo-check") if not self.given(flag)]]

@@ -1,6 +1,7 @@
 """Agents that are programs: start one per run, read its stdout as it comes, stop it at the timeout.
 
-The program runs in the workspace, in its own process group, with the caller's environment. Its stdout
+The program runs in the workspace (``PWD`` says so too), in its own process group, with the caller's
+environment. Its stdout
 is kept byte for byte (:class:`~eval_skills.agents.output.RawOutput`) and fed line by line to the
 backend's parser; the last 16 KiB of stderr are kept. At the timeout the whole group gets SIGTERM, then
 SIGKILL a second later, and so do the program's descendants that left the group (``setsid cmd &``: found by
@@ -87,7 +88,15 @@ class LineSplitter:
 
 
 class ProcessAgent(Agent):
-    """An agent run as a program. Subclasses build the command line and choose the output parser."""
+    """An agent run as a program. Subclasses build the command line and choose the output parser.
+
+    With :attr:`first_start_alone`, the first run of an agent starts alone: the others wait until it has printed
+    something (or ended), for programs whose first start sets up their home (a database) and fails when
+    several do at once."""
+
+    first_start_alone = False
+    _warm = False  # a run of this agent has started (printed something or ended)
+    _first_start: asyncio.Lock | None = None
 
     @abstractmethod
     def launch(self, request: AgentRequest, workspace: Path, prompt_file: Path) -> Launch:
@@ -104,18 +113,35 @@ class ProcessAgent(Agent):
             prompt_file = Path(tmp) / "prompt.md"
             prompt_file.write_text(request.prompt, encoding="utf-8")
             launch = self.launch(request, workspace, prompt_file)
-            env = self.child_env(launch.env)
+            # PWD names the workspace too: programs that take their folder from it (OpenCode does, not from the
+            # folder it is started in) would otherwise read and write the caller's folder
+            env = {**self.child_env(launch.env), "PWD": str(workspace)}
+            alone = await self._wait_first_start()
             try:
-                argv = resolve_argv(launch.argv, cwd=Path.cwd(), env=env)
-                child = await Child.start(argv, cwd=workspace, env=env, stderr_bytes=STDERR_TAIL,
-                                          stdin=None if launch.stdin is not None else asyncio.subprocess.DEVNULL)
-            except SkillError as exc:
-                return Execution(error=str(exc), raw_stdout=raw)
-            except ValueError as exc:  # a NUL in an argument (a prompt holding one, given as {prompt})
-                return Execution(error=f"cannot start the agent: {exc} in its command line (a prompt holding a NUL "
-                                       "character can only be passed as {prompt_file} or on stdin)", raw_stdout=raw)
-            splitter = LineSplitter(parser)
-            timed_out = await self._supervise(child, launch.stdin, raw, splitter, request.timeout)
+                try:
+                    argv = resolve_argv(launch.argv, cwd=Path.cwd(), env=env)
+                    child = await Child.start(argv, cwd=workspace, env=env, stderr_bytes=STDERR_TAIL,
+                                              stdin=None if launch.stdin is not None else asyncio.subprocess.DEVNULL)
+                except SkillError as exc:
+                    return Execution(error=str(exc), raw_stdout=raw)
+                except ValueError as exc:  # a NUL in an argument (a prompt holding one, given as {prompt})
+                    return Execution(error=f"cannot start the agent: {exc} in its command line (a prompt holding a "
+                                           "NUL character can only be passed as {prompt_file} or on stdin)",
+                                     raw_stdout=raw)
+                splitter = LineSplitter(parser)
+                printed = asyncio.Event()
+                supervise = asyncio.create_task(self._supervise(child, launch.stdin, raw, splitter, request.timeout,
+                                                                printed))
+                if alone:
+                    waiter = asyncio.create_task(printed.wait())
+                    await asyncio.wait((supervise, waiter), return_when=asyncio.FIRST_COMPLETED)
+                    waiter.cancel()
+                    self._end_first_start()
+                    alone = False
+                timed_out = await supervise
+            finally:
+                if alone:
+                    self._end_first_start()
         raw.close()
         splitter.close()
         execution = Execution(timed_out=timed_out, exit_code=child.proc.returncode, raw_stdout=raw,
@@ -133,11 +159,29 @@ class ProcessAgent(Agent):
                                       "were not parsed (they are in the raw output)")
         return execution
 
+    async def _wait_first_start(self) -> bool:
+        """With :attr:`first_start_alone`: wait while the first run starts; True when this run is the first."""
+        if not self.first_start_alone or self._warm:
+            return False
+        if self._first_start is None:
+            self._first_start = asyncio.Lock()
+        await self._first_start.acquire()
+        if self._warm:  # another run went first
+            self._first_start.release()
+            return False
+        return True
+
+    def _end_first_start(self) -> None:
+        self._warm = True
+        if self._first_start is not None and self._first_start.locked():
+            self._first_start.release()
+
     async def _supervise(self, child: Child, stdin: bytes | None, raw: RawOutput, splitter: LineSplitter,
-                         timeout: float) -> bool:
-        """Feed stdin, read stdout until the program exits or the timeout; True when it timed out."""
+                         timeout: float, printed: asyncio.Event) -> bool:
+        """Feed stdin, read stdout until the program exits or the timeout; True when it timed out. ``printed``
+        is set once the program has printed something."""
         proc = child.proc
-        pump = asyncio.create_task(_pump(proc.stdout, raw, splitter))
+        pump = asyncio.create_task(_pump(proc.stdout, raw, splitter, printed))
         feeder = asyncio.create_task(feed_stdin(proc.stdin, stdin)) if stdin is not None else None
         exit_watch = asyncio.create_task(child.exited())
         timed_out = False
@@ -182,10 +226,12 @@ def _signal(pids: list[int], sig: int) -> None:
             os.kill(pid, sig)
 
 
-async def _pump(stdout: asyncio.StreamReader | None, raw: RawOutput, splitter: LineSplitter) -> None:
+async def _pump(stdout: asyncio.StreamReader | None, raw: RawOutput, splitter: LineSplitter,
+                printed: asyncio.Event) -> None:
     if stdout is None:
         return
     while chunk := await stdout.read(1 << 16):
+        printed.set()
         raw.write(chunk)
         splitter.feed(chunk)
 
