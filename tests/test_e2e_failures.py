@@ -59,8 +59,9 @@ def test_a_model_that_keeps_failing_ends_each_run_as_an_error_saying_so(cli: str
     assert out.returncode == 1, out.stderr  # nothing could be measured
     assert tried >= 2  # the CLI tried (and retried) before giving up
     assert {run["status"] for run in found.values()} == {"error"}
-    assert all("500" in run["error"] or "the scripted model is down" in run["error"] for run in found.values()), \
-        [run["error"] for run in found.values()]
+    # Claude Code and OpenCode pass the model's message on; Codex says its own ("experiencing high demand")
+    said = "the scripted model is down" if cli != "codex" else "codex reported: We’re currently experiencing high"
+    assert all(said in run["error"] for run in found.values()), [run["error"] for run in found.values()]
 
 
 @pytest.mark.parametrize("cli", CLIS)
@@ -71,7 +72,8 @@ def test_a_refused_key_is_an_error_run(cli: str, tmp_path: Path) -> None:
         out, found = paired_runs(cli, tmp_path, model, "--timeout", 200)
     assert out.returncode == 1, out.stderr
     assert {run["status"] for run in found.values()} == {"error"}
-    assert all("401" in run["error"] or "api key" in run["error"].lower() for run in found.values()), \
+    said = "invalid api key" if cli == "claude" else "invalid x-api-key"  # Claude Code says its own
+    assert all(said in run["error"].lower() for run in found.values()), \
         [run["error"] for run in found.values()]
 
 
