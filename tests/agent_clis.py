@@ -72,7 +72,7 @@ def cli_env(name: str, server: ModelServer, home: Path) -> dict[str, str]:
         (codex_home / "config.toml").write_text(
             f'model = "{MODELS["codex"]}"\nmodel_provider = "scripted"\n\n[model_providers.scripted]\n'
             f'name = "scripted"\nbase_url = "{server.base}/v1"\nenv_key = "MODEL_SERVER_API_KEY"\n'
-            'wire_api = "responses"\nrequest_max_retries = 1\nstream_max_retries = 1\n')
+            'wire_api = "responses"\nrequest_max_retries = 2\nstream_max_retries = 2\n')
         env["CODEX_HOME"] = str(codex_home)
     elif name == "opencode":
         config = home / "opencode.json"

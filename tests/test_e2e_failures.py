@@ -16,7 +16,7 @@ import pytest
 from agent_clis import CLIS, MODELS, cli_env, cli_path, require_cli
 from e2e_scenarios import SKILL, eval_skills, invoice_skill, runs
 from fakes import FAKE_JUDGE
-from fakes.model_server import Answer, Fail, ModelServer, Stall, ToolUse, tooled
+from fakes.model_server import Answer, Cut, Fail, ModelServer, Stall, ToolUse, tooled
 
 pytestmark = pytest.mark.e2e
 
@@ -134,3 +134,20 @@ def test_ctrl_c_in_an_iteration_then_resume(cli: str, tmp_path: Path) -> None:
         assert len(model.agent_calls()) - asked == 4 - len(finished)
     bench = json.loads((iteration / "benchmark.json").read_text())
     assert bench["metadata"]["complete"] is True and len(bench["runs"]) == 4
+
+
+@pytest.mark.parametrize("cli", CLIS)
+def test_a_busy_model_and_a_cut_stream_are_retried(cli: str, tmp_path: Path) -> None:
+    require_cli(cli)
+    # Anthropic's "overloaded"; a 503 for the others (Codex 0.171 gives up on a 429 at once: "exceeded retry limit")
+    status = 529 if cli == "claude" else 503
+    with ModelServer() as model:
+        model.rule(tooled(), Fail(status, "busy, try again", retry_after=0.2), times=1, name="busy")
+        model.rule(tooled(), Cut(Answer("The total is 42 EUR; VAT amount 7 EUR."), events=2), times=1, name="cut")
+        model.rule(tooled(), Answer("The total is 42 EUR; VAT amount 7 EUR."), name="answer")
+        out, found = paired_runs(cli, tmp_path, model, "--timeout", 200, "--concurrency", 1,
+                                 env={"CLAUDE_CODE_MAX_RETRIES": "3"})
+        answered = [len(model.answered_by(name)) for name in ("busy", "cut", "answer")]
+    assert out.returncode == 0, out.stderr
+    assert {run["status"] for run in found.values()} == {"ok"}, [run["error"] for run in found.values()]
+    assert answered[:2] == [1, 1] and answered[2] == 2  # the first run retried twice; the second went through
