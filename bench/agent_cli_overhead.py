@@ -4,7 +4,8 @@ For each CLI installed (``npm ci`` at the repository root), against one scripted
 answers every agent turn with a short text (tests/fakes/model_server.py), in the same run, alternating:
 
 - bare: the CLI started directly in a folder holding the skill where it discovers project skills, with the same
-  command line and environment the harness gives it, its stdout read to the end;
+  command line and environment the harness gives it, in its own session as the harness starts it (in the
+  caller's session the CLIs start seconds slower), its stdout read to the end;
 - harness: the same CLI as an eval-skills agent (``create_agent(cli).run(...)``): a fresh workspace, the skill
   copied in, the workspace snapshotted before and after, the output parsed, the run's result built.
 
@@ -44,7 +45,7 @@ def bare(agent: CliAgent, folder: Path, env: dict[str, str]) -> float:
     argv = [str(agent.bin), *agent.arguments(MODELS[agent.name], None, folder), *agent.last_args]
     started = time.perf_counter()
     subprocess.run(argv, cwd=folder, input=PROMPT.encode(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                   env={**env, "PWD": str(folder)}, check=False, timeout=300)
+                   env={**env, "PWD": str(folder)}, check=False, timeout=300, start_new_session=True)
     return time.perf_counter() - started
 
 
