@@ -30,6 +30,8 @@ CUT = {"claude": "the output ended after 4 events, before Claude Code's result l
 def fake_clis_on_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("PATH", f"{FAKES}:{Path(sys.executable).parent}:/usr/bin:/bin")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "tmp").mkdir()  # the real Codex refuses a home inside the temporary folder: keep it outside
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
 
 
 @pytest.fixture

@@ -226,6 +226,7 @@ class Agent(ABC):
     name: str = "agent"
     has_stderr = True  # a program whose stderr tail ends an error; False for agents that run no program
     skills_subdir: str = ".agents/skills"  # where project skills go, relative to the workspace
+    own_files: frozenset[str] = frozenset()  # files the program itself creates in every workspace: not the agent's
     model: str | None = None  # the model used when a request names none (None: the agent's own default)
     env: dict[str, str]  # variables added to the caller's environment
     sandboxable = False  # whether a sandbox can confine it (it runs a program)
@@ -317,7 +318,9 @@ class Agent(ABC):
         execution = await self.execute(request, workspace, installed)
         duration = time.monotonic() - started
         after = await asyncio.to_thread(snapshot, workspace, excluded)
-        result = self._result(request, execution, duration, changed_files(before, after), installed)
+        files = [change for change in changed_files(before, after)
+                 if not (change.kind == "created" and change.path in self.own_files)]
+        result = self._result(request, execution, duration, files, installed)
         result.isolation = self.isolation()
         return result
 

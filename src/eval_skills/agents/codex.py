@@ -14,6 +14,9 @@ system skills, and ``.agents/skills`` in every parent folder of the workspace up
 sandbox the private home holds ``.codex/auth.json`` (copied from ``$CODEX_HOME`` or ``~/.codex``) and a
 generated ``.codex/config.toml`` keeping of yours only how to reach the model (``model``, ``model_provider``,
 ``model_providers``), and the run gets the variables of :attr:`CodexAgent.key_variables`.
+
+Codex refuses to create its helper programs (the sandbox's) under the temporary folder, and then every command
+it runs in its sandbox fails: a ``CODEX_HOME`` inside ``TMPDIR`` (``/tmp``) is refused before anything runs.
 """
 
 from __future__ import annotations
@@ -21,11 +24,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import tempfile
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..errors import InputError
 from .preset import CliAgent, read_user_file
 
 __all__ = ["CodexAgent"]
@@ -36,6 +41,16 @@ class CodexAgent(CliAgent):
     skills_subdir = ".agents/skills"
     last_args = ("-",)  # read the prompt from stdin
     key_variables = ("OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORGANIZATION", "OPENAI_PROJECT")
+
+    def check(self) -> None:
+        super().check()
+        env = self.child_env()
+        home = Path(env.get("CODEX_HOME") or Path(env.get("HOME") or Path.home()) / ".codex").resolve()
+        tmp = Path(env.get("TMPDIR") or tempfile.gettempdir()).resolve()
+        if home.is_relative_to(tmp):
+            raise InputError(f"Codex's home {home} is inside the temporary folder {tmp}: Codex then refuses to set up "
+                             "its sandbox helper and every command it runs fails", field="CODEX_HOME",
+                             hint="set CODEX_HOME (or TMPDIR) so that the home is outside the temporary folder")
 
     def arguments(self, model: str | None, max_turns: int | None, workspace: Path) -> list[str]:
         args = ["exec", *[flag for flag in ("--json", "--skip-git-repo-check") if not self.given(flag)]]

@@ -1,7 +1,8 @@
 """Agents that are programs: start one per run, read its stdout as it comes, stop it at the timeout.
 
-The program runs in the workspace, in its own process group, with the caller's environment; or, under a sandbox
-(:mod:`eval_skills.sandbox`), confined by it: with a private home folder holding only the agent's
+The program runs in the workspace (``PWD`` says so too), in its own process group, with the caller's
+environment; or, under a sandbox (:mod:`eval_skills.sandbox`), confined by it: with a private home folder
+holding only the agent's
 :meth:`~eval_skills.agents.base.Agent.home_files`, a private ``/tmp``, its installed skills and its prompt file
 read-only, and an allow-listed environment. The prompt file and the private home live in a folder private to the
 run (``0700``, a random name), removed when the run ends. Its stdout is kept byte for byte
@@ -93,7 +94,15 @@ class LineSplitter:
 
 
 class ProcessAgent(Agent):
-    """An agent run as a program. Subclasses build the command line and choose the output parser."""
+    """An agent run as a program. Subclasses build the command line and choose the output parser.
+
+    With :attr:`first_start_alone`, the first run of an agent starts alone: the others wait until it has printed
+    something (or ended), for programs whose first start sets up their home (a database) and fails when
+    several do at once."""
+
+    first_start_alone = False
+    _warm = False  # a run of this agent has started (printed something or ended)
+    _first_start: asyncio.Lock | None = None
 
     sandboxable = True
 
@@ -144,28 +153,45 @@ class ProcessAgent(Agent):
             prompt_file = private / "prompt.md"
             prompt_file.write_text(request.prompt, encoding="utf-8")
             launch = self.launch(request, workspace, prompt_file)
-            env = self.child_env(launch.env)
+            # PWD names the workspace too: programs that take their folder from it (OpenCode does, not from the
+            # folder it is started in) would otherwise read and write the caller's folder
+            env = {**self.child_env(launch.env), "PWD": str(workspace)}
             run: RunPaths | None = None
+            alone = await self._wait_first_start()
             try:
-                argv = resolve_argv(launch.argv, cwd=Path.cwd(), env=env) if sandbox.host_programs \
-                    else list(launch.argv)
-                if sandbox.kind != "none":
-                    run = self._private_places(private, workspace, installed, prompt_file)
-                    inside = sandbox.environment(env, [*self.sandbox_variables(), *launch.env], run)
-                    argv, env = sandbox.command(argv, run, inside), sandbox.process_environment(env, inside)
-                child = await Child.start(argv, cwd=workspace, env=env, stderr_bytes=STDERR_TAIL,
-                                          stdin=None if launch.stdin is not None else asyncio.subprocess.DEVNULL)
-            except SkillError as exc:
-                return Execution(error=str(exc), raw_stdout=raw)
-            except ValueError as exc:  # a NUL in an argument (a prompt holding one, given as {prompt})
-                return Execution(error=f"cannot start the agent: {exc} in its command line (a prompt holding a NUL "
-                                       "character can only be passed as {prompt_file} or on stdin)", raw_stdout=raw)
-            splitter = LineSplitter(parser)
-            try:
-                timed_out = await self._supervise(child, launch.stdin, raw, splitter, request.timeout)
+                try:
+                    argv = resolve_argv(launch.argv, cwd=Path.cwd(), env=env) if sandbox.host_programs \
+                        else list(launch.argv)
+                    if sandbox.kind != "none":
+                        run = self._private_places(private, workspace, installed, prompt_file)
+                        inside = sandbox.environment(env, [*self.sandbox_variables(), *launch.env, "PWD"], run)
+                        argv, env = sandbox.command(argv, run, inside), sandbox.process_environment(env, inside)
+                    child = await Child.start(argv, cwd=workspace, env=env, stderr_bytes=STDERR_TAIL,
+                                              stdin=None if launch.stdin is not None else asyncio.subprocess.DEVNULL)
+                except SkillError as exc:
+                    return Execution(error=str(exc), raw_stdout=raw)
+                except ValueError as exc:  # a NUL in an argument (a prompt holding one, given as {prompt})
+                    return Execution(error=f"cannot start the agent: {exc} in its command line (a prompt holding a "
+                                           "NUL character can only be passed as {prompt_file} or on stdin)",
+                                     raw_stdout=raw)
+                splitter = LineSplitter(parser)
+                printed = asyncio.Event()
+                supervise = asyncio.create_task(self._supervise(child, launch.stdin, raw, splitter, request.timeout,
+                                                                printed))
+                if alone:
+                    waiter = asyncio.create_task(printed.wait())
+                    await asyncio.wait((supervise, waiter), return_when=asyncio.FIRST_COMPLETED)
+                    waiter.cancel()
+                    self._end_first_start()
+                    alone = False
+                try:
+                    timed_out = await supervise
+                finally:
+                    if run is not None:
+                        await sandbox.stop(run)
             finally:
-                if run is not None:
-                    await sandbox.stop(run)
+                if alone:
+                    self._end_first_start()
         raw.close()
         splitter.close()
         execution = Execution(timed_out=timed_out, exit_code=child.proc.returncode, raw_stdout=raw,
@@ -196,11 +222,29 @@ class ProcessAgent(Agent):
         read_only = (*(workspace / self.skills_subdir / name for name in installed), prompt_file)
         return RunPaths(workspace, home, read_only, name=f"eval-skills-{private.name.rsplit('-', 1)[-1]}")
 
+    async def _wait_first_start(self) -> bool:
+        """With :attr:`first_start_alone`: wait while the first run starts; True when this run is the first."""
+        if not self.first_start_alone or self._warm:
+            return False
+        if self._first_start is None:
+            self._first_start = asyncio.Lock()
+        await self._first_start.acquire()
+        if self._warm:  # another run went first
+            self._first_start.release()
+            return False
+        return True
+
+    def _end_first_start(self) -> None:
+        self._warm = True
+        if self._first_start is not None and self._first_start.locked():
+            self._first_start.release()
+
     async def _supervise(self, child: Child, stdin: bytes | None, raw: RawOutput, splitter: LineSplitter,
-                         timeout: float) -> bool:
-        """Feed stdin, read stdout until the program exits or the timeout; True when it timed out."""
+                         timeout: float, printed: asyncio.Event) -> bool:
+        """Feed stdin, read stdout until the program exits or the timeout; True when it timed out. ``printed``
+        is set once the program has printed something."""
         proc = child.proc
-        pump = asyncio.create_task(_pump(proc.stdout, raw, splitter))
+        pump = asyncio.create_task(_pump(proc.stdout, raw, splitter, printed))
         feeder = asyncio.create_task(feed_stdin(proc.stdin, stdin)) if stdin is not None else None
         exit_watch = asyncio.create_task(child.exited())
         timed_out = False
@@ -245,10 +289,12 @@ def _signal(pids: list[int], sig: int) -> None:
             os.kill(pid, sig)
 
 
-async def _pump(stdout: asyncio.StreamReader | None, raw: RawOutput, splitter: LineSplitter) -> None:
+async def _pump(stdout: asyncio.StreamReader | None, raw: RawOutput, splitter: LineSplitter,
+                printed: asyncio.Event) -> None:
     if stdout is None:
         return
     while chunk := await stdout.read(1 << 16):
+        printed.set()
         raw.write(chunk)
         splitter.feed(chunk)
 
