@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "view": ("view_cmd:view_command", "Review outputs side by side and write feedback (serves a page)."),
     "routing": ("routing_cmd:routing_command", "Test whether an agent invokes a skill when it should."),
     "paired": ("paired_cmd:paired_command", "Run a skill's eval cases with and without it; measure the change."),
+    "validate": ("validate_cmd:validate_command", "Check Agent Skills folders: SKILL.md, evals, fixtures."),
 }
 
 EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
