@@ -82,8 +82,9 @@ def parse_frontmatter(text: str, *, file: str) -> tuple[dict[str, Any], str]:
             break
     else:
         raise InputError("the frontmatter is not closed with a '---' line", file=file)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when present: 10x faster, same result
     try:
-        data = yaml.safe_load("".join(lines[1:end]))
+        data = yaml.load("".join(lines[1:end]), Loader=loader)  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
