@@ -32,6 +32,8 @@ def make_skill(skills_dir: Path, name: str, tasks: list[dict[str, Any]] | dict[s
     if skill_md is None:
         words = [w for t in task_list for w in t.get("must_include", [])]
         skill_md = f"---\nname: {name}\ndescription: test\n---\n" + "\n".join(words)
+    elif not skill_md.startswith("---"):  # a body alone: the frontmatter every command requires is added
+        skill_md = f"---\nname: {name}\ndescription: test\n---\n" + skill_md
     (root / "SKILL.md").write_text(skill_md, encoding="utf-8")
     if tasks is not None:
         (root / "evals" / "tasks.json").write_text(json.dumps(tasks), encoding="utf-8")
@@ -325,7 +327,7 @@ def test_nothing_scored_is_a_failure(tmp_path: Path) -> None:
 def test_ungrounded_must_include_is_reported(tmp_path: Path) -> None:
     skills = tmp_path / "skills"
     make_skill(skills, "s", [task("t", ["grounded", "invented_api"], ["not_checked_for_grounding"])],
-               skill_md="---\nname: s\n---\nUse grounded.")
+               skill_md="---\nname: s\ndescription: test\n---\nUse grounded.")
     report = check_fixtures(skills)
     assert [(p.task, p.kind, p.value) for p in report.problems] == [("t", "not_grounded", "invented_api")]
     assert report.overall.score == 1.0 and not report.ok

@@ -26,7 +26,7 @@ def run(*args: str) -> Result:
 def write_skill(skills: Path, name: str, tasks: object, examples: dict[str, str | bytes]) -> None:
     root = skills / name
     (root / "evals" / "examples").mkdir(parents=True)
-    (root / "SKILL.md").write_text("---\nname: x\n---\nalpha beta", encoding="utf-8")
+    (root / "SKILL.md").write_text(f"---\nname: {name}\ndescription: test\n---\nalpha beta", encoding="utf-8")
     (root / "evals" / "tasks.json").write_text(json.dumps(tasks), encoding="utf-8")
     for task_id, text in examples.items():
         path = root / "evals" / "examples" / f"{task_id}.md"

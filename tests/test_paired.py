@@ -141,7 +141,9 @@ def test_old_skill_baseline_end_to_end(tmp_path: Path) -> None:
     assert grading.summary.model_dump() == {"passed": 4, "failed": 0, "total": 4, "pass_rate": 1.0, "ungraded": 0}
     meta_case = json.loads((iteration / "eval-6" / "eval_metadata.json").read_text())
     assert meta_case["assertions"] == [*ASSERTIONS, 'It cites "section 14"', *CHECK_TEXTS]
-    assert sorted(p.name for p in (iteration / "eval-1" / "inputs").iterdir()) == ["invoice.txt", "terms.txt"]
+    assert sorted(p.relative_to(iteration / "eval-1" / "inputs").as_posix()
+                  for p in (iteration / "eval-1" / "inputs").rglob("*.txt")) == ["evals/files/invoice.txt",
+                                                                                 "evals/files/notes/terms.txt"]
     feedback = json.loads((iteration / "feedback.json").read_text())
     assert len(feedback["reviews"]) == 32 and feedback["status"] == "in_progress"
     assert {r["feedback"] for r in feedback["reviews"]} == {""}
@@ -149,10 +151,12 @@ def test_old_skill_baseline_end_to_end(tmp_path: Path) -> None:
     md = (iteration / "benchmark.md").read_text()
     assert bench.model_extra["verdict"] in md and f"{delta.ci_low * 100:+.1f} to {delta.ci_high * 100:+.1f} pp" in md
 
-    # every run in a fresh folder outside the workspace, the fixture files at its root by file name
+    # every run in a fresh folder outside the workspace, the fixture files at their path relative to the skill
+    # (as a prompt naming "evals/files/invoice.txt" expects) and again at its root by file name
     log = lines(tmp_path / "agent-log.jsonl")
     assert len(log) == 32 and len({entry["cwd"] for entry in log}) == 32
-    assert all(entry["listing"] == ["invoice.txt", "terms.txt"] for entry in log)
+    assert all(entry["listing"] == ["evals/files/invoice.txt", "evals/files/notes/terms.txt", "invoice.txt",
+                                    "terms.txt"] for entry in log)
     assert all(entry["skill_installed"] for entry in log)  # the old copy is installed under the skill's name
     assert not any(entry["cwd"].startswith(str(tmp_path)) for entry in log)
 

@@ -90,7 +90,7 @@ def test_bad_evals_are_one_line_exit_2_before_anything_runs(tmp_path: Path, monk
     change, message = BAD_EVALS[name]
     if name == "same name":
         (skill / "evals" / "files" / "notes" / "invoice.txt").write_text("again")
-        message = "two fixture files are named 'invoice.txt'"
+        message = "two fixture files would be copied to 'invoice.txt' in the run's folder"
     break_evals(skill, change)
     result = invoke("--skill-path", skill, *agent_args(script), *judge_args())
     assert result.exit_code == 2, result.output

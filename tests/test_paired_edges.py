@@ -102,7 +102,8 @@ def test_pass_rates_in_thirds_give_the_exact_p_value(tmp_path: Path) -> None:
     assert (bench["comparison"]["wins"], bench["comparison"]["ties"], bench["comparison"]["losses"]) == (1, 0, 2)
 
 
-def test_error_runs_and_judge_errors_leave_no_grading_json_and_resume_grades_them(tmp_path: Path) -> None:
+def test_error_runs_leave_no_grading_json_judge_errors_one_without_pass_rate_and_resume_grades_them(
+        tmp_path: Path) -> None:
     # case 1: checks only, "alpha beta gamma" 3/3 vs "alpha" 1/3; case 2: the baseline's agent crashes;
     # case 3: one judged assertion and no check, the judge answers prose (twice) the first time
     skill, script = make_skill(tmp_path, {
@@ -116,11 +117,18 @@ def test_error_runs_and_judge_errors_leave_no_grading_json_and_resume_grades_the
     assert out.returncode == 0, out.stderr
     iteration = tmp_path / "tally-workspace" / "iteration-1"
     graded = sorted(p.parent.relative_to(iteration).as_posix() for p in iteration.rglob("grading.json"))
-    assert graded == ["eval-1/with_skill/run-1", "eval-1/without_skill/run-1", "eval-2/with_skill/run-1"]
+    assert graded == ["eval-1/with_skill/run-1", "eval-1/without_skill/run-1", "eval-2/with_skill/run-1",
+                      "eval-3/with_skill/run-1", "eval-3/without_skill/run-1"]  # not the error run
     for path in iteration.rglob("grading.json"):  # what skill-creator's aggregate_benchmark.py reads
         summary = json.loads(path.read_text())["summary"]
-        assert isinstance(summary["pass_rate"], float) and summary["total"] > 0
-        assert summary["pass_rate"] == round(summary["passed"] / summary["total"], 4)
+        if summary["total"]:
+            assert isinstance(summary["pass_rate"], float)
+            assert summary["pass_rate"] == round(summary["passed"] / summary["total"], 4)
+        else:  # every assertion met a judge error: no pass rate (a null would stop its aggregator)
+            assert path.parent.parent.parent.name == "eval-3" and "pass_rate" not in summary
+    judged = json.loads((iteration / "eval-3" / "with_skill" / "run-1" / "grading.json").read_text())
+    assert judged["expectations"][0]["passed"] is None
+    assert judged["expectations"][0]["evidence"].startswith("judge error: ")
     timing = json.loads((iteration / "eval-2" / "without_skill" / "run-1" / "timing.json").read_text())
     assert timing["status"] == "error" and "exited with code 1" in timing["error"]
     bench = json.loads((iteration / "benchmark.json").read_text())

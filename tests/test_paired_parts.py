@@ -86,8 +86,11 @@ def test_runs_interleave_the_arms_and_ab_labels_come_from_the_seed(tmp_path: Pat
     assert renamed.bundles["old_skill"][0].name == "invoice-check"
     assert "the baseline skill is named 'invoice-v1', not 'invoice-check'; it is installed as 'invoice-check' so " \
            "both arms see the same folder name" in renamed.warnings
-    assert plan.cases[0].files == {"invoice.txt": b"Invoice 7: 35 EUR + 7 EUR VAT\n",
-                                   "terms.txt": b"Payment in 30 days\n"}
+    invoice, terms = b"Invoice 7: 35 EUR + 7 EUR VAT\n", b"Payment in 30 days\n"
+    assert plan.cases[0].files == {"evals/files/invoice.txt": invoice, "evals/files/notes/terms.txt": terms}
+    # in a run's folder each file is at its path relative to the skill and, again, by its name at the root
+    assert plan.cases[0].placed == {"evals/files/invoice.txt": invoice, "invoice.txt": invoice,
+                                    "evals/files/notes/terms.txt": terms, "terms.txt": terms}
 
 
 def test_a_skill_bundle_is_data_without_evals(tmp_path: Path) -> None:

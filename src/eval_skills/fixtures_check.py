@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .errors import InputError
+from .formats.agentskills import load_skill_md
 from .formats.fixtures import (
     EXAMPLES_DIR,
     FixtureTask,
@@ -239,6 +240,8 @@ def check_fixtures(skills_dir: Path, *, answers_dir: Path | None = None, skills:
         raise InputError(what, file=str(answers_dir),
                          hint="pass --answers with one folder per skill holding <task-id>.md files")
     selected = select_skills(discover_skills(skills_dir), skills, skills_dir)
+    for skill in selected:  # the frontmatter check paired and routing make: a skill they refuse is refused here
+        load_skill_md(skill.root)
     problems: list[Problem] = []
     results = [_check_skill(skill, skills_dir, answers_dir, problems) for skill in selected]
     task_scores = [t.score for s in results for t in s.tasks if t.score is not None]

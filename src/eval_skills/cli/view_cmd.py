@@ -93,6 +93,8 @@ def view_command(targets: tuple[Path, ...], iteration: int | None, evaluations: 
     from .. import viewer
 
     source = _source(targets, iteration, evaluations, benchmark_ref)
+    for warning in getattr(source, "warnings", []):  # folders that cannot be read as runs: said, not skipped
+        click.echo(f"warning: {warning}", err=True)
     if static_out is not None:
         out = viewer.write_static(source, static_out)
         if as_json:

@@ -30,7 +30,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = [
     "ARMS",
@@ -63,6 +63,7 @@ __all__ = [
     "UsageEvent",
     "iteration_dir",
     "next_number",
+    "review_time",
     "run_dir",
     "run_id",
 ]
@@ -176,9 +177,27 @@ class Timing(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     total_tokens: int | None = None
-    duration_ms: int
+    duration_ms: int | None = None
     total_duration_seconds: float
     token_measurement: Literal["measured", "partial", "estimated", "none"] = "none"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _as_skill_creator_writes_it(cls, data: Any) -> Any:
+        """skill-creator's ``timing.json`` (written from the task notification) may lack ``duration_ms``,
+        ``total_duration_seconds`` (either gives the other; else ``executor_duration_seconds``) and always
+        lacks ``token_measurement``: its ``total_tokens`` is the count the agent reported, a measurement."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        seconds, ms = data.get("total_duration_seconds"), data.get("duration_ms")
+        if seconds is None and isinstance(ms, int | float) and not isinstance(ms, bool):
+            data["total_duration_seconds"] = ms / 1000
+        elif seconds is None and data.get("executor_duration_seconds") is not None:
+            data["total_duration_seconds"] = data["executor_duration_seconds"]
+        if "token_measurement" not in data:
+            data["token_measurement"] = "measured" if data.get("total_tokens") is not None else "none"
+        return data
 
 
 class Expectation(BaseModel):
@@ -193,12 +212,23 @@ class Expectation(BaseModel):
 
 
 class GradingSummary(BaseModel):
+    """``summary`` of ``grading.json``. skill-creator's files may leave out ``failed`` (it is then
+    ``total - passed``) and ``pass_rate`` (absent when nothing was graded)."""
+
     model_config = ConfigDict(extra="allow")
 
     passed: int
     failed: int
     total: int
-    pass_rate: float | None
+    pass_rate: float | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _failed(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "failed" not in data and isinstance(data.get("total"), int) \
+                and isinstance(data.get("passed"), int):
+            data = {**data, "failed": max(0, data["total"] - data["passed"])}
+        return data
 
 
 class Grading(BaseModel):
@@ -214,7 +244,18 @@ class Grading(BaseModel):
 # ---- per iteration -----------------------------------------------------------------------------------
 
 
+def review_time() -> str:
+    """Now, as skill-creator's viewer stamps a review (JavaScript's ``toISOString``):
+    ``2026-01-15T10:30:00.123Z``."""
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 class Review(BaseModel):
+    """One review of ``feedback.json``; ``timestamp`` is when it was written (an empty one: when it was
+    added), as :func:`review_time` writes it."""
+
     model_config = ConfigDict(extra="allow")
 
     run_id: str

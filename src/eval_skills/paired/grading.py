@@ -17,15 +17,23 @@ import asyncio
 import contextlib
 from typing import Any
 
-from ..formats.workspace import Comparison, Expectation, Grading, GradingSummary, MessageEvent, ToolCallEvent
+from ..formats.workspace import (
+    Comparison,
+    Expectation,
+    FinalEvent,
+    Grading,
+    GradingSummary,
+    MessageEvent,
+    ToolCallEvent,
+)
 from ..judges import ArmOutput, CompareRequest, GradeRequest, Judge, Judgement
 from ..scoring.assertions import CheckResult, run_check
 from .plan import Case, ab_order
 from .record import RunRecord
 from .selftune import run_key_value
 
-__all__ = ["CHECK_DEADLINE", "RESPONSE_LIMIT", "compare_runs", "grade_run", "judge_info", "response_for_judge",
-           "summarize"]
+__all__ = ["CHECK_DEADLINE", "RESPONSE_LIMIT", "compare_runs", "execution_metrics", "grade_run", "judge_info",
+           "response_for_judge", "summarize"]
 
 CHECK_DEADLINE = 10.0  # seconds the deterministic checks of one run may take (a regex on a huge response)
 TRANSCRIPT_VALUE_LIMIT = 4000  # characters of one transcript field shown to the judge
@@ -44,6 +52,23 @@ def summarize(expectations: list[Expectation]) -> GradingSummary:
     return GradingSummary.model_validate({"passed": passed, "failed": failed, "total": total,
                                           "pass_rate": round(passed / total, 4) if total else None,
                                           "ungraded": sum(e.passed is None for e in expectations)})
+
+
+def execution_metrics(record: RunRecord) -> dict[str, Any]:
+    """``execution_metrics`` of ``grading.json`` in skill-creator's shape, from the run's transcript: tool calls
+    by name, their total, the agent's steps (its messages and its final response), the files it created or
+    changed, and the tool calls that reported an error. ``output_chars`` is left out on purpose: skill-creator's
+    aggregator would take it for the token count of a run whose tokens were not measured."""
+    calls = [e for e in record.transcript if isinstance(e, ToolCallEvent)]
+    by_name: dict[str, int] = {}
+    for call in calls:
+        by_name[call.name] = by_name.get(call.name, 0) + 1
+    steps = sum(isinstance(e, MessageEvent) and e.role == "assistant" or isinstance(e, FinalEvent)
+                for e in record.transcript)
+    files = [str(f.get("path")) for f in record.extra.get("files") or []
+             if isinstance(f, dict) and f.get("kind") != "deleted"]
+    return {"tool_calls": by_name, "total_tool_calls": len(calls) if calls else record.tool_calls,
+            "total_steps": steps, "files_created": files, "errors_encountered": sum(c.is_error for c in calls)}
 
 
 def judge_info(judgement: Judgement) -> dict[str, Any]:
@@ -135,10 +160,11 @@ async def grade_run(case: Case, record: RunRecord, judge: Judge | None) -> tuple
         expectations += [Expectation.model_validate({**e.model_dump(), "graded_by": "judge"})
                          for e in judgement.expectations(case.assertions)]
     expectations += await _checks(case, record)
-    grading = Grading(expectations=expectations, summary=summarize(expectations))
+    fields: dict[str, Any] = {"expectations": expectations, "summary": summarize(expectations),
+                              "execution_metrics": execution_metrics(record)}
     if info is not None:
-        grading = Grading.model_validate({**grading.model_dump(), "judge": info})
-    return grading, judgement
+        fields["judge"] = info
+    return Grading.model_validate(fields), judgement
 
 
 async def compare_runs(case: Case, number: int, runs: dict[str, RunRecord], arms: tuple[str, str], seed: int,

@@ -34,9 +34,10 @@ def _now() -> str:
 
 
 def _safe_name(name: str) -> str:
-    """A fixture file name: one plain path component."""
-    if not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name:
-        raise InputError(f"fixture file name {name!r} is not a plain file name", field="files")
+    """A fixture file's path in the run's folder: ``/``-separated plain components (no ``..``, not absolute)."""
+    parts = name.split("/")
+    if not name or "\\" in name or "\0" in name or any(p in ("", ".", "..") for p in parts):
+        raise InputError(f"fixture file name {name!r} is not a plain relative path", field="files")
     return name
 
 
@@ -97,7 +98,9 @@ class LocalExecutor:
     def _prepare(self, spec: RunSpec, root: RunFolders) -> Path:
         workdir = root.new()
         for name, data in spec.files.items():
-            (workdir / _safe_name(name)).write_bytes(data)
+            target = workdir / _safe_name(name)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
         return workdir
 
     def _collect(self, workdir: Path, result: AgentResult) -> list[OutputFile]:

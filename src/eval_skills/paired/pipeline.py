@@ -143,7 +143,7 @@ async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Ex
         state = Iteration(plan, settings, folder, judge, PairedStore(store) if store else None, on_progress)
         write_json(folder / CONFIG_FILE, config)
         for case in plan.cases:
-            write_case(folder / f"eval-{case.key}", case)
+            write_case(folder / f"eval-{case.key}", case, plan.arms)
         if state.rows is not None:
             state.rows_id = state.rows.begin_iteration(workspace=str(settings.workspace.resolve()), iteration=number,
                                                        skill_name=plan.skill.name, config=config,
@@ -162,7 +162,7 @@ async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Ex
                 if settings.budget_tokens is not None and state.spent >= settings.budget_tokens:
                     cut.append("budget")
                     return
-                yield RunSpec(planned.run_id, planned.case.case.prompt, planned.case.files,
+                yield RunSpec(planned.run_id, planned.case.case.prompt, planned.case.placed,
                               plan.bundles[planned.arm], settings.timeout, settings.max_turns, settings.model)
 
         async def consume(number: int | None) -> None:

@@ -9,6 +9,7 @@ drawn from the seed, so a model that drifts over time drifts for both arms alike
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -35,11 +36,15 @@ WITH_SKILL, WITHOUT_SKILL, OLD_SKILL = "with_skill", "without_skill", "old_skill
 
 @dataclass(frozen=True)
 class Case:
-    """One eval case: ``files`` are the fixture files' bytes by file name (copied to each run's root)."""
+    """One eval case. ``files``: the fixture files' bytes by their ``/`` path relative to the skill (a folder
+    named in ``files`` gives every file below it); ``placed``: where each is copied in a run's folder, at
+    that same path and again by its name at the root (a folder by its own name), so a prompt naming
+    ``evals/cases/cnt.vhd`` finds it, and so does one naming ``cnt.vhd``."""
 
     case: EvalCase
     files: dict[str, bytes]
     checks: tuple[DeterministicCheck, ...]
+    placed: dict[str, bytes] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -105,8 +110,9 @@ class PairedPlan:
         parts = PurePosixPath(skills_subdir).parts
         for i, case in enumerate(self.cases):
             for j, name in enumerate(case.case.files):
-                if parts and Path(name).name == parts[0]:
-                    raise InputError(f"the fixture file {Path(name).name!r} has the name of the folder the agent "
+                clash = {PurePosixPath(name).parts[0], PurePosixPath(name).name} if name else set()
+                if parts and parts[0] in clash:
+                    raise InputError(f"the fixture file {parts[0]!r} has the name of the folder the agent "
                                      f"finds skills in ({skills_subdir}): the skill could not be installed",
                                      file=str(self.evals_path), field=f"$.evals[{i}].files[{j}]",
                                      hint="rename the fixture file")
@@ -151,18 +157,47 @@ def _load_baseline(path: Path, skill: SkillDoc) -> list[str]:
     return []
 
 
+def _normal(name: str) -> PurePosixPath:
+    """A ``files`` entry as a clean relative ``/`` path (``./a/../b.txt`` is ``b.txt``)."""
+    return PurePosixPath(os.path.normpath(name.replace("\\", "/")).replace("\\", "/"))
+
+
+def _fixture_files(skill_root: Path, name: str) -> dict[str, Path]:
+    """The files a ``files`` entry names, by their ``/`` path relative to the skill (a folder: every regular
+    file below it, hidden ones and symlinks left out)."""
+    rel = _normal(name)
+    target = skill_root / rel
+    if not target.is_dir():
+        return {rel.as_posix(): target}
+    found: dict[str, Path] = {}
+    for path in sorted(target.rglob("*")):
+        inner = path.relative_to(target)
+        if path.is_symlink() or not path.is_file() or any(p.startswith(".") for p in inner.parts):
+            continue
+        found[(rel / inner.as_posix()).as_posix()] = path
+    return found
+
+
 def _case(case: EvalCase, index: int, skill_root: Path, evals_path: Path) -> Case:
     at = f"$.evals[{index}]"
     files: dict[str, bytes] = {}
+    placed: dict[str, bytes] = {}
+    by_name: dict[str, str] = {}  # a path in the run's folder -> the files entry that put it there
     for j, name in enumerate(case.files):
-        base = Path(name).name
-        if base in files:
-            raise InputError(f"two fixture files are named {base!r}; each is copied to the run's root by file "
-                             "name", file=str(evals_path), field=f"{at}.files[{j}]")
-        files[base] = (skill_root / name).read_bytes()
+        entry = _normal(name)
+        for rel, path in _fixture_files(skill_root, name).items():
+            data = files[rel] = path.read_bytes()
+            alias = (PurePosixPath(entry.name) / PurePosixPath(rel).relative_to(entry)).as_posix()
+            for where in dict.fromkeys((rel, alias)):
+                if by_name.get(where, name) != name and placed.get(where) != data:
+                    raise InputError(f"two fixture files would be copied to {where!r} in the run's folder (each "
+                                     "is copied at its path and by its name)", file=str(evals_path),
+                                     field=f"{at}.files[{j}]", hint="rename one of them")
+                by_name.setdefault(where, name)
+                placed[where] = data
     checks = tuple(selftune_check(spec, file=str(evals_path), field=f"{at}.selftune_assertions[{j}]")
                    for j, spec in enumerate(case.selftune_assertions))
-    return Case(case, files, checks)
+    return Case(case, files, checks, placed)
 
 
 def load_plan(skill_path: Path, *, baseline_path: Path | None = None, evals_path: Path | None = None,

@@ -2,8 +2,9 @@
 
 A run folder (``eval-<id>/<arm>/run-<k>/``) holds ``outputs/response.md`` (the final response),
 ``outputs/<path>`` (copies of the files the agent created or changed; an agent file named ``response.md`` at
-its root is kept as ``response.agent.md``), ``transcript.jsonl``, ``timing.json`` and, once graded,
-``grading.json`` (only for a run with at least one graded expectation). ``timing.json`` is written last and
+its root is kept as ``response.agent.md``; one in a subfolder is linked again at the top, see
+:func:`_viewer_copies`), ``transcript.jsonl``, ``timing.json`` and, once graded,
+``grading.json`` (every run the agent finished, see :func:`write_grading`). ``timing.json`` is written last and
 atomically: a run folder with a readable ``timing.json`` is a finished run, whatever else happened; any other
 run folder is started again on resume.
 ``timing.json`` also records the run's ``status`` and ``error``, its start and end, the token usage, the
@@ -34,8 +35,8 @@ from ..formats.workspace import (
 from .executor import RunOutput
 from .plan import Case
 
-__all__ = ["OUTPUT_TEXT_LIMIT", "RunRecord", "load_comparisons", "load_grading", "load_run", "write_case",
-           "write_comparisons", "write_grading", "write_json", "write_run"]
+__all__ = ["OUTPUT_TEXT_LIMIT", "VIEWER_COPY", "RunRecord", "load_comparisons", "load_grading", "load_run",
+           "write_case", "write_comparisons", "write_grading", "write_json", "write_run"]
 
 RESPONSE = "response.md"
 AGENT_RESPONSE_FILE = "response.agent.md"
@@ -86,16 +87,23 @@ def _read_model(path: Path, model: type[BaseModel]) -> Any:
         return None
 
 
-def write_case(case_dir: Path, case: Case) -> None:
-    """``eval_metadata.json`` (the case as run) and ``inputs/`` (its fixture files)."""
+def write_case(case_dir: Path, case: Case, arms: tuple[str, ...] = ()) -> None:
+    """``eval_metadata.json`` (the case as run) in the case folder and in each arm's folder (where
+    skill-creator's viewer looks for it: a run's folder or its parent), and ``inputs/`` (its fixture files at
+    their paths relative to the skill)."""
     meta = EvalMetadata(eval_id=case.case.id, eval_name=case.name, prompt=case.case.prompt,
                         expected_output=case.case.expected_output, files=case.case.files,
                         assertions=case.texts)
     write_json(case_dir / EVAL_METADATA_FILE, meta)
+    for arm in arms:
+        write_json(case_dir / arm / EVAL_METADATA_FILE, meta)
     inputs = case_dir / INPUTS_DIR
     for name, data in case.files.items():
-        inputs.mkdir(parents=True, exist_ok=True)
-        (inputs / name).write_bytes(data)
+        target = inputs / name
+        if not target.resolve().is_relative_to(inputs.resolve()):
+            continue  # a checked path never leaves the folder; this keeps it so whatever the plan holds
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
 
 
 def _texts(files: dict[str, bytes | None], sizes: dict[str, int | None]) -> dict[str, str]:
@@ -118,6 +126,32 @@ def _texts(files: dict[str, bytes | None], sizes: dict[str, int | None]) -> dict
         budget = max(0, budget - len(text))
         texts[path] = text
     return texts
+
+
+VIEWER_COPY = "viewer_copy"  # the key of a files entry naming its copy at the top of outputs/
+
+
+def _viewer_copies(outputs: Path, listed: list[dict[str, Any]]) -> None:
+    """A file the agent wrote in a subfolder is linked again at the top of ``outputs/`` as ``a__b.txt`` (for
+    ``a/b.txt``; a hard link, so no second copy on disk), because skill-creator's viewer lists only the top
+    level. The entry records the name (``viewer_copy``); a name already taken gets no copy."""
+    taken = {str(e.get("saved_as") or e["path"]) for e in listed}
+    for entry in listed:
+        path = str(entry.get("saved_as") or entry["path"])
+        if "/" not in path or entry["kind"] == "deleted":
+            continue
+        source, name = outputs / path, path.replace("/", "__")
+        if name in taken or name == RESPONSE or not source.is_file() or source.is_symlink():
+            continue
+        try:
+            os.link(source, outputs / name)
+        except OSError:
+            try:
+                shutil.copyfile(source, outputs / name)
+            except OSError:
+                continue
+        taken.add(name)
+        entry[VIEWER_COPY] = name
 
 
 def write_run(folder: Path, out: RunOutput, *, case_key: str, arm: str, number: int) -> RunRecord:
@@ -149,6 +183,7 @@ def write_run(folder: Path, out: RunOutput, *, case_key: str, arm: str, number: 
             target.write_bytes(change.data)
         copied[path] = change.data
         sizes[path] = change.size
+    _viewer_copies(outputs, listed)
     lines = [event.model_dump_json() for event in out.transcript]
     (folder / "transcript.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     if out.raw_stdout is not None and out.raw_stdout.size:
@@ -215,15 +250,20 @@ def load_run(folder: Path, *, run_id: str, case_key: str, arm: str, number: int)
 
 
 def write_grading(folder: Path, grading: Grading) -> None:
-    """``grading.json`` when the run has a pass rate (at least one graded expectation). skill-creator's tools
-    read every ``grading.json`` as a graded run with a numeric ``pass_rate``, so an error run, and a run whose
-    every assertion met a judge error, has none: the error run's reason is in ``timing.json``, the judge's in
-    the store and in ``benchmark.json``, and ``--resume`` grades such a run again."""
+    """``grading.json`` of every run the agent finished, so skill-creator's aggregator, which counts exactly
+    the runs that have one, counts the runs our time and token figures count. A run with nothing graded (a case
+    without assertions, or every assertion met a judge error) has no ``pass_rate`` key: skill-creator's viewer
+    then shows "?", and a null would stop its aggregator. An error run (the agent failed or timed out) has
+    none, as it counts in none of our figures: its reason is in ``timing.json``. A judge error is an
+    expectation with ``passed: null`` and the error as its evidence; ``--resume`` grades it again."""
     path = folder / "grading.json"
-    if grading.summary.total:
-        write_json(path, grading)
-    else:
+    if grading.error is not None:
         path.unlink(missing_ok=True)
+        return
+    data = grading.model_dump(mode="json")
+    if data["summary"].get("pass_rate") is None:
+        data["summary"].pop("pass_rate", None)
+    write_json(path, data)
 
 
 def load_grading(folder: Path) -> Grading | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..formats.workspace import ABSummary, Benchmark, BenchmarkStatistics, Comparison, Feedback, Review
+from ..formats.workspace import ABSummary, Benchmark, BenchmarkStatistics, Comparison, Feedback, Review, review_time
 from ..reports.markdown import md_cell
 from .plan import PairedPlan
 from .power import clustered_se, design_section, design_sentence
@@ -190,7 +190,8 @@ def write_feedback(iteration: Path, run_ids: list[str], given: Feedback | None =
             feedback = None
     feedback = feedback.model_copy(deep=True) if feedback is not None else Feedback()
     known = {review.run_id for review in feedback.reviews}
-    added = [Review(run_id=r, feedback="", timestamp=None) for r in run_ids if r not in known]
+    stamp = review_time()
+    added = [Review(run_id=r, feedback="", timestamp=stamp) for r in run_ids if r not in known]
     feedback.reviews += added
     if added:
         feedback.status = "in_progress"

@@ -66,15 +66,27 @@ def _delta(value: Any) -> float | None:
         return None
 
 
-def _summary_rows(run_summary: dict[str, Any], arms: list[str]) -> list[dict[str, Any]]:
+def _decimals(value: Any) -> int:
+    """How many decimals a delta was written with (skill-creator writes ``"+0.50"``; ours numbers with 4)."""
+    text = value if isinstance(value, str) else repr(value)
+    return len(text.split(".")[1]) if "." in text else 0
+
+
+def _summary_rows(run_summary: dict[str, Any], arms: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The summary rows, and the problems with the file's delta. The delta shown is computed here, the first
+    arm's mean minus the second's (``arms`` in page order: with_skill first): skill-creator's aggregator
+    subtracts configurations in the order it met them, so its ``delta`` may be ``old_skill - with_skill``.
+    The file's value is shown when it agrees with that difference (to its rounding); else the page says so."""
     summaries: dict[str, ArmSummary | None] = {}
     for arm in arms:
         try:
             summaries[arm] = ArmSummary.model_validate(run_summary.get(arm) or {})
         except ValidationError:
             summaries[arm] = None
-    delta = run_summary.get("delta") if isinstance(run_summary.get("delta"), dict) else {}
-    rows = []
+    found = run_summary.get("delta")
+    delta: dict[str, Any] = found if isinstance(found, dict) else {}
+    rows, problems = [], []
+    first, second = (arms + [None, None])[:2]
     for key, label, show, show_delta in (
             ("pass_rate", "Pass rate", pct, points),
             ("time_seconds", "Time (s)", lambda v: fixed(v, 1), lambda v: fixed(v, 1, signed=True)),
@@ -85,10 +97,20 @@ def _summary_rows(run_summary: dict[str, Any], arms: list[str]) -> list[dict[str
             stat = getattr(summary, key) if summary is not None else None
             cells.append(None if stat is None else {"mean": show(stat.mean), "stddev": show(stat.stddev),
                                                     "min": show(stat.min), "max": show(stat.max)})
-        value = _delta(delta.get(key)) if delta else None
+        means = [getattr(getattr(summaries.get(a), key, None), "mean", None) if a else None for a in (first, second)]
+        value = None if None in means else float(means[0]) - float(means[1])  # type: ignore[arg-type]
+        given = _delta(delta.get(key)) if delta else None
+        if value is not None and given is not None:
+            slack = 0.5 * 10 ** -min(_decimals(delta.get(key)), 6) + 1e-4  # the file's rounding, and the means'
+            if abs(given - value) <= slack:
+                value = given
+            else:
+                problems.append(f"benchmark.json: run_summary.delta.{key} is {delta.get(key)}, which is not "
+                                f"{arm_label(str(first))} − {arm_label(str(second))} ({value:+.4f}): the page shows "
+                                "the difference it computed from the two configurations")
         rows.append({"label": label, "cells": cells, "delta": None if value is None else show_delta(value),
                      "delta_sign": 0 if not value else (1 if value > 0 else -1)})
-    return rows
+    return rows, problems
 
 
 def bar_chart(labels: list[str], series: list[str], rates: dict[str, dict[str, float | None]]) -> dict[str, Any]:
@@ -183,7 +205,7 @@ def benchmark_context(src: WorkspaceSource) -> dict[str, Any]:
     bench, problem = src.benchmark()
     cases = src.scan()
     problems = [problem] if problem else []
-    runs = bench.runs if bench is not None and bench.runs else runs_from_folders(src, cases)
+    runs = src.bench_runs(bench.runs) if bench is not None and bench.runs else runs_from_folders(src, cases)
     arms = sorted({r.configuration for r in runs} | {a for c in cases for a in c.arms}, key=arm_order)
     case_ids = [c.key for c in cases]
     case_ids += sorted({str(r.eval_id) for r in runs} - set(case_ids), key=case_sort_key)
@@ -196,13 +218,16 @@ def benchmark_context(src: WorkspaceSource) -> dict[str, Any]:
         problems += [p] if p else []
         ab_cases += [(case.key, c) for c in (found.comparisons if found else [])]
     metadata = bench.metadata if bench else {}
+    summary_rows, delta_problems = _summary_rows(bench.run_summary, arms) if bench else ([], [])
+    problems += delta_problems
+    delta_label = f"{arm_label(arms[0])} − {arm_label(arms[1])}" if len(arms) >= 2 else "n/a (one configuration)"
     return {
         "bench": bench, "problems": problems, "bench_broken": bool(problem),  # there, but cannot be read
         "arms": [(a, arm_label(a)) for a in arms],
         "facts": [(k.replace("_", " "), _fact(v)) for k, v in metadata.items()
                   if isinstance(v, str | int | float | bool) or v is None],
         "verdict": str((bench.model_extra or {}).get("verdict") or "") if bench else "",
-        "summary": _summary_rows(bench.run_summary, arms) if bench else [],
+        "summary": summary_rows, "delta_label": delta_label,
         "baseline": next((arm_label(a) for a in arms if a != "with_skill"), "baseline"),
         "errors": errors, "counts": counts,
         "statistics": bench.statistics if bench else None,

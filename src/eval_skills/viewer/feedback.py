@@ -12,14 +12,13 @@ import json
 import os
 import threading
 from collections.abc import Callable, Iterable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
 from ..formats._load import read_json, validate
 from ..formats.untrusted import clean_text, clean_value
-from ..formats.workspace import Feedback, Review
+from ..formats.workspace import Feedback, Review, review_time
 
 __all__ = ["FEEDBACK_FILE", "FEEDBACK_LIMIT", "FeedbackFile", "UnknownRunError", "load_feedback"]
 
@@ -33,7 +32,7 @@ class UnknownRunError(KeyError):
 
 
 def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return review_time()
 
 
 def load_feedback(path: Path) -> Feedback:
@@ -131,7 +130,7 @@ class FeedbackFile:
         """A copy of the reviews with an empty one added for each run that has none (as paired writes it)."""
         data = self._data.model_copy(deep=True)
         known = {review.run_id for review in data.reviews}
-        data.reviews += [Review(run_id=r, feedback="", timestamp=None) for r in sorted(self._known - known)]
+        data.reviews += [Review(run_id=r, feedback="", timestamp=_now()) for r in sorted(self._known - known)]
         return data
 
     def _write(self, data: Feedback) -> None:

@@ -68,6 +68,7 @@ def render_page(source: Source, *, static: bool, token: str | None = None) -> st
                               "runIds": feedback.run_ids() if static else None,
                               "reviews": feedback.reviews() if static else None}
     context: dict[str, Any] = {"static": static, "title": source.title, "facts": source.facts, "tabs": tabs,
+                               "warnings": getattr(source, "warnings", []),
                                "cases": cases, "has_outputs": any(t.name == "outputs" for t in tabs),
                                "feedback": feedback is not None, "config_json": script_json(config)}
     if static:

@@ -9,14 +9,13 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 
 from ..formats.workspace import (
     EVAL_METADATA_FILE,
     INPUTS_DIR,
     Benchmark,
     BenchmarkRun,
-    Comparison,
     EvalMetadata,
     Grading,
     MessageEvent,
@@ -25,12 +24,21 @@ from ..formats.workspace import (
 from .feedback import FEEDBACK_FILE, FeedbackFile, load_feedback
 from .files import Reader, inside, list_files
 from .render import rate_class, templates
+from .skill_creator import (
+    Comparisons,
+    eval_metadata,
+    prompt_from_transcript,
+    read_comparisons,
+    run_extras,
+    skipped_outputs,
+)
 from .source import CaseEntry, Mark, Tab, file_view
-from .workspace import CaseRef, RunRef, Workspace, arm_order, scan_case, scan_iteration
+from .workspace import CaseRef, RunRef, Workspace, arm_order, scan_case, scan_iteration, unreadable_folders
 
 __all__ = ["ARM_LABELS", "Comparisons", "WorkspaceSource", "arm_label", "mean_pass_rates"]
 
 RUN_FILES_PREFIX = "run-files/"  # the files a run's agent made: run-files/<case key>/<arm>/<run number>
+_ID_PREFIX = re.compile(r"eval-(\d+)-.")
 _RUN_FILES = re.compile(r"([^/\\\0]+)/([^/\\\0]+)/(\d{1,9})")
 ARM_LABELS = {"with_skill": "with skill", "without_skill": "without skill", "old_skill": "old skill"}
 
@@ -45,14 +53,6 @@ def run_error(grading: Grading | None, timing: Timing | None) -> str | None:
 
 def arm_label(arm: str) -> str:
     return ARM_LABELS.get(arm, arm.replace("_", " "))
-
-
-class Comparisons(BaseModel):
-    """``comparison.json``."""
-
-    model_config = ConfigDict(extra="allow")
-
-    comparisons: list[Comparison] = Field(default_factory=list)
 
 
 def mean_pass_rates(runs: list[BenchmarkRun]) -> dict[str, dict[str, float | None]]:
@@ -107,6 +107,7 @@ class WorkspaceSource:
             name = routing.metadata.get("skill_name") if routing else None
         self.title = str(name or self.root.name.removesuffix("-workspace"))
         self.facts: list[tuple[str, str]] = [("workspace", str(self.root))]
+        self.warnings: list[str] = unreadable_folders(iteration) if iteration is not None else []
         if workspace.iteration is not None:
             self.facts.append(("iteration", f"{workspace.iteration} of {len(workspace.iterations)}"))
         if workspace.routing is not None:
@@ -133,6 +134,27 @@ class WorkspaceSource:
         path = self.ws.iteration_path
         return scan_iteration(path, runs=runs) if path is not None else []
 
+    def case_aliases(self) -> dict[str, str]:
+        """``benchmark.json`` ``eval_id`` -> the case's key, where they differ: a folder ``eval-0-csv-totals``
+        (key ``0-csv-totals``) or ``csv-totals`` whose ``eval_metadata.json`` says ``eval_id`` 0 is case 0's."""
+        aliases: dict[str, str] = {}
+        for case in self.scan(runs=False):
+            numbered = _ID_PREFIX.match(case.path.name)
+            if numbered and numbered.group(1) != case.key:
+                aliases.setdefault(numbered.group(1), case.key)
+            meta, _ = self.cached(case.path / EVAL_METADATA_FILE, EvalMetadata)
+            if meta is not None and str(meta.eval_id) != case.key:
+                aliases[str(meta.eval_id)] = case.key
+        return aliases
+
+    def bench_runs(self, runs: list[BenchmarkRun]) -> list[BenchmarkRun]:
+        """``runs`` with each ``eval_id`` as the key of the case folder it belongs to."""
+        aliases = self.case_aliases()
+        if not aliases:
+            return runs
+        return [r.model_copy(update={"eval_id": aliases[str(r.eval_id)]}) if str(r.eval_id) in aliases else r
+                for r in runs]
+
     def run_ids(self) -> list[str]:
         return [run.run_id for case in self.scan() for run in case.runs]
 
@@ -147,7 +169,7 @@ class WorkspaceSource:
 
     def cases(self) -> list[CaseEntry]:
         bench, _ = self.benchmark()
-        rates = mean_pass_rates(bench.runs) if bench else {}
+        rates = mean_pass_rates(self.bench_runs(bench.runs)) if bench else {}
         entries = []
         for case in self.scan(runs=False):
             marks = []
@@ -186,15 +208,30 @@ class WorkspaceSource:
             return self.run_files_html(ref.removeprefix(RUN_FILES_PREFIX), static=static)
         return None
 
+    def case_folder(self, key: str) -> Path | None:
+        """The folder of the case ``key``: ``eval-<key>``, else a folder named ``key`` (None: no such case)."""
+        iteration = self.ws.iteration_path
+        if iteration is None or not key or any(c in key for c in "/\\\0") or key in (".", ".."):
+            return None
+        for folder in (iteration / f"eval-{key}", iteration / key):
+            readable = folder.is_dir() and not folder.is_symlink() and inside(self.root, folder)
+            if readable and (folder.name.startswith("eval-") or any(c.key == key for c in self.scan(runs=False))):
+                return folder
+        return None
+
     def run_files_html(self, ref: str, *, static: bool) -> str | None:
         """The files a run's agent made (``ref``: ``<case key>/<arm>/<run number>``); None when no such run."""
-        iteration, match = self.ws.iteration_path, _RUN_FILES.fullmatch(ref)
-        if iteration is None or match is None or {match.group(1), match.group(2)} & {".", ".."}:
+        match = _RUN_FILES.fullmatch(ref)
+        case_dir = self.case_folder(match.group(1)) if match is not None else None
+        if match is None or case_dir is None or match.group(2) in (".", ".."):
             return None
-        folder = iteration / f"eval-{match.group(1)}" / match.group(2) / f"run-{match.group(3)}"
-        if not folder.is_dir() or not inside(self.root, folder):
+        run = next((r for r in scan_case(case_dir).runs
+                    if r.arm == match.group(2) and r.number == int(match.group(3))), None)
+        if run is None or not inside(self.root, run.path):
             return None
-        outputs, more = list_files(folder / "outputs", self.root, skip=frozenset({"response.md"}))
+        folder = run.path
+        timing, _ = self.read.model(folder / "timing.json", Timing)
+        outputs, more = list_files(folder / "outputs", self.root, skip=skipped_outputs(timing))
         return str(templates().get_template("run_files.html.j2").render(
             items=[file_view(f, static=static) for f in outputs], more=more))
 
@@ -206,23 +243,18 @@ class WorkspaceSource:
     # ---- one case --------------------------------------------------------------------------------
 
     def case_html(self, key: str, *, static: bool) -> str | None:
-        iteration = self.ws.iteration_path
-        if iteration is None or not key or any(c in key for c in "/\\\0") or key in (".", ".."):
-            return None
-        folder = iteration / f"eval-{key}"
-        if not folder.is_dir() or folder.is_symlink():
+        folder = self.case_folder(key)
+        if folder is None:
             return None
         case = scan_case(folder)
         context = self.case_context(case, static=static)
         return str(templates().get_template("case.html.j2").render(**context))
 
     def case_context(self, case: CaseRef, *, static: bool) -> dict[str, Any]:
-        problems: list[str] = []
-        meta, problem = self.read.model(case.path / EVAL_METADATA_FILE, EvalMetadata)
-        problems += [problem] if problem else []
+        meta, problems = eval_metadata(self.read, case.path, [r.path for r in case.runs])
         fixtures, more = list_files(case.path / INPUTS_DIR, self.root)
-        comparisons, problem = self.read.model(case.path / "comparison.json", Comparisons)
-        problems += [problem] if problem else []
+        comparisons, found = read_comparisons(self.read, case.path)
+        problems += found
         previous = self._previous_feedback()
         arms = case.arms
         rows: dict[int, dict[str, dict[str, Any]]] = defaultdict(dict)
@@ -234,7 +266,7 @@ class WorkspaceSource:
             "fixtures": [file_view(f, static=static) for f in fixtures], "fixtures_more": more,
             "arms": [(arm, arm_label(arm)) for arm in sorted(arms, key=arm_order)],
             "rows": [(number, [rows[number].get(arm) for arm in arms]) for number in sorted(rows)],
-            "comparisons": comparisons.comparisons if comparisons else [],
+            "comparisons": comparisons,
             "feedback": self.feedback is not None, "arm_label": arm_label,
         }
 
@@ -245,6 +277,8 @@ class WorkspaceSource:
                 for event in cell["events"]:
                     if isinstance(event, MessageEvent) and event.role == "user":
                         return event.text
+                if prompt_from_transcript(cell.get("transcript_md")):
+                    return prompt_from_transcript(cell.get("transcript_md"))
         return ""
 
     def _previous_feedback(self) -> dict[str, str]:
@@ -261,12 +295,14 @@ class WorkspaceSource:
         base, problems = run.path, []
         response, problem = self.read.text(base / "outputs" / "response.md")
         problems += [problem] if problem else []
-        outputs, more = list_files(base / "outputs", self.root, skip=frozenset({"response.md"}))
+        timing, problem = self.read.model(base / "timing.json", Timing)
+        problems += [problem] if problem else []
+        extras = run_extras(self.read, base, timing)
+        problems += extras.pop("extra_problems")
+        outputs, more = list_files(base / "outputs", self.root, skip=skipped_outputs(timing))
         # served, the files are read and highlighted when their fold is opened (a run may hold 100 big ones)
         detail = None if static else f"{RUN_FILES_PREFIX}{run.case_key}/{run.arm}/{run.number}"
         grading, problem = self.read.model(base / "grading.json", Grading)
-        problems += [problem] if problem else []
-        timing, problem = self.read.model(base / "timing.json", Timing)
         problems += [problem] if problem else []
         events, event_problems = self.read.transcript(base / "transcript.jsonl")
         problems += event_problems
@@ -276,7 +312,7 @@ class WorkspaceSource:
             "outputs": [file_view(f, static=static) for f in outputs] if static else [], "outputs_more": more,
             "outputs_count": len(outputs), "outputs_detail": detail,
             "grading": grading, "timing": timing, "events": events, "problems": problems,
-            "error": error, "previous": None,
+            "error": error, "previous": None, **extras,
         }
         previous = self.ws.previous_path
         if previous is not None:

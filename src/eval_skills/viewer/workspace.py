@@ -1,6 +1,7 @@
 """Finding what a paired-run or routing workspace holds: its iterations, cases, arms and runs.
 
-Only folder names are read here (``iteration-<n>``, ``eval-<id>``, ``<arm>``, ``run-<k>``, ``routing-<n>``),
+Only folder names are read here (``iteration-<n>``, ``eval-<id>`` or a case's own name, ``<arm>``, ``run-<k>``
+or an arm folder holding ``outputs/`` itself, ``routing-<n>``),
 so scanning 200 cases x 2 arms x 3 runs takes milliseconds; the files inside a run are read when its case is
 shown. Symlinked folders are not followed, so nothing outside the workspace is listed.
 """
@@ -15,8 +16,8 @@ from pathlib import Path
 from ..errors import InputError
 from ..formats.workspace import ARMS, run_id
 
-__all__ = ["CaseRef", "RunRef", "Workspace", "arm_order", "case_sort_key", "open_workspace", "scan_case",
-           "scan_iteration"]
+__all__ = ["CaseRef", "RunRef", "Workspace", "arm_order", "case_key", "case_sort_key", "open_workspace",
+           "scan_case", "scan_iteration", "unreadable_folders"]
 
 _NUMBERED = re.compile(r"(iteration|routing)-(\d+)")
 _RUN = re.compile(r"run-(\d+)")
@@ -25,14 +26,19 @@ NOT_ARMS = frozenset({"inputs", "outputs"})
 
 @dataclass(frozen=True, slots=True)
 class RunRef:
+    """One run. ``folder_id``: its folder relative to the iteration with ``/`` as ``-`` (the id skill-creator's
+    viewer gives it in ``feedback.json``), when that differs from :func:`run_id` (a run without a ``run-<k>``
+    folder, a case folder not named ``eval-<id>``)."""
+
     case_key: str
     arm: str
     number: int
     path: Path
+    folder_id: str | None = None
 
     @property
     def run_id(self) -> str:
-        return run_id(self.case_key, self.arm, self.number)
+        return self.folder_id or run_id(self.case_key, self.arm, self.number)
 
 
 @dataclass(slots=True)
@@ -46,7 +52,9 @@ class CaseRef:
 
 
 def arm_order(arm: str) -> tuple[int, str]:
-    """with_skill first, then the baselines, then any other arm by name."""
+    """with_skill (or skill-creator's new_skill) first, then the baselines, then any other arm by name."""
+    if arm == "new_skill":
+        return (0, arm)
     return (ARMS.index(arm), "") if arm in ARMS else (len(ARMS), arm)
 
 
@@ -63,34 +71,99 @@ def _subdirs(path: Path | str) -> list[os.DirEntry[str]]:
         return []
 
 
+def _is_dir(path: str) -> bool:
+    return os.path.isdir(path) and not os.path.islink(path)
+
+
+def case_key(folder_name: str) -> str:
+    """The key of a case folder: ``eval-<id>`` gives ``<id>``; a descriptive name (``csv-totals``, as
+    skill-creator's SKILL.md says to name them) is its own key."""
+    return folder_name.removeprefix("eval-") if folder_name.startswith("eval-") and len(folder_name) > 5 \
+        else folder_name
+
+
+def _arm_runs(key: str, case_name: str, arm: os.DirEntry[str]) -> list[RunRef]:
+    """The runs of one arm folder: its ``run-<k>`` folders, or the arm folder itself when it holds
+    ``outputs/`` directly (skill-creator's ``eval-0/with_skill/outputs/``, run 1)."""
+    runs = []
+    for run in _subdirs(arm.path):
+        match = _RUN.fullmatch(run.name)
+        if match:
+            number = int(match.group(1))
+            folder_id = None if case_name == f"eval-{key}" else f"{case_name}-{arm.name}-run-{number}"
+            runs.append(RunRef(key, arm.name, number, Path(run.path), folder_id))
+    if not runs and _is_dir(os.path.join(arm.path, "outputs")):
+        runs.append(RunRef(key, arm.name, 1, Path(arm.path), f"{case_name}-{arm.name}"))
+    return runs
+
+
 def scan_case(path: Path, *, runs: bool = True) -> CaseRef:
-    """One ``eval-<id>`` folder: its arms and (unless ``runs`` is False) its runs, ordered by run number, then
-    arm. Without runs, an arm is any folder other than ``inputs`` and ``outputs``."""
-    key = path.name.removeprefix("eval-")
+    """One case folder: its arms and (unless ``runs`` is False) its runs, ordered by run number, then arm.
+    Without runs, an arm is any folder other than ``inputs`` and ``outputs``."""
+    key = case_key(path.name)
     case = CaseRef(key=key, path=path)
     arms = []
     for arm in _subdirs(path):
         if arm.name in NOT_ARMS:
             continue
         if not runs:
-            arms.append(arm.name)
+            inner = _subdirs(arm.path)  # none yet (a run in progress), or runs: an arm; other folders: not
+            if not inner or _arm_runs(key, path.name, arm):
+                arms.append(arm.name)
             continue
-        for run in _subdirs(arm.path):
-            match = _RUN.fullmatch(run.name)
-            if match:
-                case.runs.append(RunRef(key, arm.name, int(match.group(1)), Path(run.path)))
+        case.runs += _arm_runs(key, path.name, arm)
     case.runs.sort(key=lambda r: (r.number, arm_order(r.arm)))
     case.arms = sorted(set(arms) if not runs else {r.arm for r in case.runs}, key=arm_order)
     return case
 
 
+def _holds_runs(path: str) -> bool:
+    """Whether a folder not named ``eval-<id>`` is a case: an arm folder in it holds ``run-<k>`` or
+    ``outputs/``."""
+    for arm in _subdirs(path):
+        if arm.name in NOT_ARMS:
+            continue
+        if _is_dir(os.path.join(arm.path, "outputs")) or any(_RUN.fullmatch(r.name) for r in _subdirs(arm.path)):
+            return True
+    return False
+
+
 def scan_iteration(path: Path, *, runs: bool = True) -> list[CaseRef]:
-    """Every ``eval-<id>`` case of an iteration folder that holds at least one arm (with ``runs``: one run)."""
-    cases = [scan_case(Path(entry.path), runs=runs) for entry in _subdirs(path)
-             if entry.name.startswith("eval-") and len(entry.name) > 5]
-    cases = [case for case in cases if case.arms]
+    """Every case of an iteration folder that holds at least one arm (with ``runs``: one run): the
+    ``eval-<id>`` folders, and the folders of other names whose arm folders hold runs."""
+    cases, keys = [], set()
+    entries = sorted(_subdirs(path), key=lambda e: (not e.name.startswith("eval-"), e.name))
+    for entry in entries:
+        if entry.name.startswith(".") or entry.name.startswith("eval-") and len(entry.name) == 5:
+            continue
+        if not entry.name.startswith("eval-") and not _holds_runs(entry.path):
+            continue
+        case = scan_case(Path(entry.path), runs=runs)
+        if case.arms and case.key not in keys:
+            keys.add(case.key)
+            cases.append(case)
     cases.sort(key=lambda c: case_sort_key(c.key))
     return cases
+
+
+def unreadable_folders(path: Path) -> list[str]:
+    """One line per folder of an iteration that cannot be read as runs: a folder that is no case (no arm
+    folder in it holds ``run-<k>/`` or ``outputs/``), and an arm folder holding folders but no run."""
+    problems = []
+    for entry in sorted(_subdirs(path), key=lambda e: e.name):
+        if entry.name.startswith("."):
+            continue
+        if not entry.name.startswith("eval-") and not _holds_runs(entry.path):
+            problems.append(f"{path.name}/{entry.name}: not read as a case: no folder in it holds run-<k>/ or "
+                            "outputs/ (expected <case>/<arm>/run-<k>/outputs/ or <case>/<arm>/outputs/)")
+            continue
+        for arm in sorted(_subdirs(entry.path), key=lambda e: e.name):
+            inner = [d.name for d in _subdirs(arm.path)]
+            if arm.name in NOT_ARMS or not inner or _arm_runs(case_key(entry.name), entry.name, arm):
+                continue
+            problems.append(f"{path.name}/{entry.name}/{arm.name}: no run read: it holds neither run-<k>/ nor "
+                            f"outputs/ (found {', '.join(sorted(inner)[:5])})")
+    return problems
 
 
 def _numbers(root: Path, prefix: str) -> list[int]:
