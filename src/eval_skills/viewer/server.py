@@ -101,17 +101,22 @@ def create_app(source: Source, *, token: str) -> Starlette:
             return _error(404, "no such asset")
         return Response(asset(name), media_type=ASSET_TYPES[name])
 
+    def fragment(render: Callable[..., str | None], ref: str, missing: str) -> Response:
+        """A fragment as JSON; 404 for a reference no file could have (too long a name) or none there is."""
+        try:
+            html = render(ref, static=False) if len(ref) <= MAX_REF else None
+        except OSError:  # a name the file system refuses (longer than a file name can be)
+            html = None
+        return _error(404, missing) if html is None else JSONResponse({"html": html})
+
     def case(request: Request) -> Response:
-        html = source.case_html(request.path_params["key"], static=False)
-        return _error(404, "no such case") if html is None else JSONResponse({"html": html})
+        return fragment(source.case_html, request.path_params["key"], "no such case")
 
     def tab(request: Request) -> Response:
-        html = source.tab_html(request.path_params["name"], static=False)
-        return _error(404, "no such view") if html is None else JSONResponse({"html": html})
+        return fragment(source.tab_html, request.path_params["name"], "no such view")
 
     def detail(request: Request) -> Response:
-        html = source.detail_html(request.path_params["ref"], static=False)
-        return _error(404, "no such piece") if html is None else JSONResponse({"html": html})
+        return fragment(source.detail_html, request.path_params["ref"], "no such piece")
 
     def files(request: Request) -> Response:
         # the path as sent, its escapes decoded to the bytes they stand for (a file name need not be UTF-8)
