@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from review_data import HOSTILE, make_reports, make_store, make_workspace
-from viewer_server import served, view_process
+from viewer_server import base, served, view_process, with_token
 
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts" / "viewer"
@@ -130,7 +130,7 @@ def test_outputs_side_by_side_match_the_run_files(page, site, workspace, artifac
     previous = page.locator(f'.run[data-run="{workspace.run_ids[0]}"] .previous')
     previous.locator("summary").click()
     assert "Too long last time." in previous.inner_text() and "iteration 1." in previous.inner_text()
-    origin = site.rstrip("/")
+    origin = base(site).rstrip("/")
     assert all(u.startswith((origin, "data:")) for u in page.requests), page.requests  # nothing left the machine
 
 
@@ -294,7 +294,7 @@ def test_injected_script_never_runs(browser, tmp_path, artifacts):
     from eval_skills.viewer import open_workspace_source
 
     with served(open_workspace_source(made.root)) as url:
-        page.goto(url)
+        page.goto(with_token(url))
         page.wait_for_selector("#case article")
         keys = page_cases(page)
         assert sorted(keys) == sorted(made.cases)
@@ -382,7 +382,7 @@ def test_tool_skill_reports_side_by_side(browser, tmp_path, artifacts):
     from eval_skills.viewer import from_report_files
 
     with served(from_report_files([report])) as url:
-        page.goto(url)
+        page.goto(with_token(url))
         page.wait_for_selector("#case article")
         assert page.locator(".arm-head").all_inner_texts() == ["alpha 1.0.0", "beta 2.0.0"]
         assert_nothing_ran(page)
@@ -487,7 +487,7 @@ def test_routing_written_by_the_routing_command(page, tmp_path, artifacts):
         assert "receipt-scan" in page.inner_text('tr[data-query="5"] li.routing-run[data-run="1"] .events')
         assert_nothing_ran(page)
         page.screenshot(path=str(artifacts / "routing-from-the-command.png"), full_page=True)
-        origin = url.rstrip("/")
+        origin = base(url).rstrip("/")
         assert all(u.startswith((origin, "data:")) for u in page.requests), page.requests
     served_tab = page.inner_text("#panel-routing")
 

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from click.testing import CliRunner, Result
 from review_data import make_reports, make_store, make_workspace
-from viewer_server import view_process
+from viewer_server import base, token_of, view_process
 
 from eval_skills.cli import cli
 
@@ -116,14 +116,14 @@ def test_serves_until_interrupted(workspace):
     with view_process(workspace.root) as (url, proc):
         assert proc.stdout is not None
         assert f"Feedback is saved to {workspace.iteration / 'feedback.json'}" in proc.stdout.readline()
-        assert httpx.get(url).status_code == 200
+        assert httpx.get(url, follow_redirects=True).status_code == 200
         proc.send_signal(signal.SIGINT)
         assert proc.wait(10) == 130
     for signum, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
         for wait in (False, True):  # at once (the server still starting), and once it serves
             with view_process(workspace.root) as (url, proc):
                 if wait:
-                    assert httpx.get(url).status_code == 200
+                    assert httpx.get(url, follow_redirects=True).status_code == 200
                 proc.send_signal(signum)
                 assert proc.wait(10) == code  # an exit code, as every command gives, never a death by signal
                 assert proc.stderr is not None and proc.stderr.read() == "Stopped.\n"  # no warning, no traceback
@@ -141,8 +141,9 @@ def test_json_says_what_was_written_or_where_it_serves(tmp_path, workspace):
         try:
             assert proc.stdout is not None
             said = json.loads(proc.stdout.readline())
-            assert said["feedback"] == feedback and re.fullmatch(r"http://127\.0\.0\.1:\d+/", said["url"])
-            assert httpx.get(said["url"]).status_code == 200
+            assert said["feedback"] == feedback
+            assert re.fullmatch(r"http://127\.0\.0\.1:\d+/\?token=[\w-]{40,}", said["url"])
+            assert httpx.get(said["url"], follow_redirects=True).status_code == 200
             proc.send_signal(signal.SIGINT)
             assert proc.wait(10) == 130 and proc.stdout.read() == ""  # one JSON line on stdout, nothing else
         finally:
@@ -152,7 +153,8 @@ def test_json_says_what_was_written_or_where_it_serves(tmp_path, workspace):
 
 
 def page_config(url: str) -> dict:
-    found = re.search(r'<script type="application/json" id="review-config">(.*?)</script>', httpx.get(url).text)
+    page = httpx.get(url, follow_redirects=True).text
+    found = re.search(r'<script type="application/json" id="review-config">(.*?)</script>', page)
     assert found
     return json.loads(found.group(1))
 
@@ -162,11 +164,11 @@ def test_feedback_outlives_the_server(tmp_path):
     run_id = made.run_ids[1]
     with view_process(made.root) as (url, proc):
         token = page_config(url)["token"]
-        reply = httpx.post(f"{url}api/feedback", json={"run_id": run_id, "feedback": "Misses the deadline."},
-                           headers={"X-Review-Token": token})
+        auth = {"X-Review-Token": token, "Authorization": f"token {token_of(url)}"}
+        reply = httpx.post(f"{base(url)}api/feedback", json={"run_id": run_id, "feedback": "Misses the deadline."},
+                           headers=auth)
         assert reply.status_code == 200, reply.text
-        assert httpx.post(f"{url}api/status", json={"status": "complete"},
-                          headers={"X-Review-Token": token}).status_code == 200
+        assert httpx.post(f"{base(url)}api/status", json={"status": "complete"}, headers=auth).status_code == 200
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(10) == 143
     with view_process(made.root) as (url, _):  # a new server, a new token, the same reviews

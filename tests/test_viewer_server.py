@@ -9,10 +9,9 @@ from html import unescape
 from pathlib import Path
 from urllib.parse import quote
 
-import httpx
 import pytest
 from review_data import HOSTILE, make_workspace
-from viewer_server import TOKEN, served
+from viewer_server import TOKEN, page_client, served
 
 from eval_skills.errors import InputError
 from eval_skills.viewer import open_workspace_source, render_page
@@ -27,7 +26,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory):
 
 @pytest.fixture(scope="module")
 def site(workspace):
-    with served(open_workspace_source(workspace.root)) as url, httpx.Client(base_url=url, timeout=10) as client:
+    with served(open_workspace_source(workspace.root)) as url, page_client(url, timeout=10) as client:
         yield client
 
 
@@ -151,7 +150,7 @@ def test_broken_files_are_problems_on_the_page_not_crashes(tmp_path):
     with (run / "transcript.jsonl").open("a") as handle:
         handle.write("garbage\n" + json.dumps({"type": "alien"}) + "\n")
     (made.iteration / "benchmark.json").unlink()
-    with served(open_workspace_source(made.root)) as url, httpx.Client(base_url=url) as client:
+    with served(open_workspace_source(made.root)) as url, page_client(url) as client:
         html = client.get("/api/case/1").json()["html"]
         assert "iteration-1/eval-1/with_skill/run-1/grading.json: invalid JSON at line 1" in html
         assert "timing.json: $.duration_ms" in html
@@ -177,7 +176,7 @@ def test_names_and_text_that_are_not_utf8_are_shown_and_served(tmp_path):
     (outputs / "utf8-bom.md").write_bytes("\ufeffgrüße".encode("utf-8"))
     grading = made.iteration / "eval-1" / "with_skill" / "run-1" / "grading.json"
     grading.write_text(grading.read_text().replace('"evidence": "', '"evidence": "\\udc80 lone '))
-    with served(open_workspace_source(made.root)) as url, httpx.Client(base_url=url) as client:
+    with served(open_workspace_source(made.root)) as url, page_client(url) as client:
         response = client.get("/api/case/1")
         assert response.status_code == 200
         html = response.json()["html"]
@@ -201,7 +200,7 @@ def test_names_holding_bidi_overrides_or_controls_are_shown_escaped(tmp_path):
     outputs = made.iteration / "eval-1" / "with_skill" / "run-1" / "outputs"
     (outputs / "rtl\u202egnp.exe").write_bytes(b"MZ\0\0 not a picture")
     (made.iteration / "eval-1" / "inputs" / "bell\x07\u2066.txt").write_text("fixture")
-    with served(open_workspace_source(made.root)) as url, httpx.Client(base_url=url) as client:
+    with served(open_workspace_source(made.root)) as url, page_client(url) as client:
         html = client.get("/api/case/1").json()["html"]
         html += client.get("/api/detail/run-files/1/with_skill/1").json()["html"]
         link = "files/iteration-1/eval-1/with_skill/run-1/outputs/rtl%E2%80%AEgnp.exe"
@@ -211,7 +210,7 @@ def test_names_holding_bidi_overrides_or_controls_are_shown_escaped(tmp_path):
     assert "<code>rtl\\u202egnp.exe</code>" in html and "<code>bell\\x07\\u2066.txt</code>" in html
     assert "\u202e" not in html and "\x07" not in html and "\u2066" not in html
     (made.iteration / "eval-1").rename(made.iteration / "eval-r\u202eab")  # a case id is a folder name
-    with served(open_workspace_source(made.root)) as url, httpx.Client(base_url=url) as client:
+    with served(open_workspace_source(made.root)) as url, page_client(url) as client:
         shown = client.get("/").text + client.get("/api/tab/benchmark").json()["html"]
         shown += client.get("/api/case/" + quote("r\u202eab", safe="")).json()["html"]
     # only attributes and the page's data (never shown) keep the name as it is
@@ -221,7 +220,7 @@ def test_names_holding_bidi_overrides_or_controls_are_shown_escaped(tmp_path):
 
 def test_injected_markup_is_escaped_in_every_fragment(tmp_path):
     made = make_workspace(tmp_path / "ws", cases=2, runs=1, iterations=1, hostile=True)
-    with served(open_workspace_source(made.root)) as url, httpx.Client(base_url=url) as client:
+    with served(open_workspace_source(made.root)) as url, page_client(url) as client:
         page = client.get("/").text
         fragments = [client.get(f"/api/case/{quote(k, safe='')}").json()["html"] for k in made.cases]
         fragments += [client.get(f"/api/tab/{t}").json()["html"] for t in ("benchmark", "routing")]
@@ -271,7 +270,7 @@ def test_two_pages_on_one_iteration_keep_each_others_reviews(tmp_path):
     assert path.read_text() == "{broken"
     assert first.texts()[made.run_ids[1]] == "from the second page"  # what was read last
     path.write_text("{}")
-    with served(open_workspace_source(made.root)) as url, httpx.Client(base_url=url) as client:
+    with served(open_workspace_source(made.root)) as url, page_client(url) as client:
         path.write_text("{broken")
         refused = client.post("/api/feedback", headers=WRITE, json={"run_id": made.run_ids[0], "feedback": "x"})
         assert refused.status_code == 400 and refused.json()["error"].startswith(f"{path}: invalid JSON")
@@ -283,7 +282,7 @@ def test_feedback_holding_lone_surrogates_is_saved(tmp_path):
     # json.dumps writes a lone surrogate as its escape
     path.write_text(json.dumps({"reviews": [{"run_id": made.run_ids[1], "feedback": "old \udc80"}],
                                 "status": "in_progress"}))
-    with served(open_workspace_source(made.root)) as url, httpx.Client(base_url=url) as client:
+    with served(open_workspace_source(made.root)) as url, page_client(url) as client:
         assert client.get("/api/feedback").json()["texts"] == {made.run_ids[1]: "old \ufffd"}
         body = json.dumps({"run_id": made.run_ids[0], "feedback": "new \ud800 text"})
         assert client.post("/api/feedback", headers=WRITE, content=body).status_code == 200
@@ -297,7 +296,7 @@ def test_tool_reports_fragments(tmp_path):
     from eval_skills.viewer import from_report_files
 
     report = make_reports(tmp_path, hostile=True)
-    with served(from_report_files([report])) as url, httpx.Client(base_url=url) as client:
+    with served(from_report_files([report])) as url, page_client(url) as client:
         assert client.post("/api/feedback", headers=WRITE, json={"run_id": "x", "feedback": "y"}).status_code == 404
         html = client.get("/api/case/task-1").json()["html"]
         assert "<strong>alpha</strong> answer to task-1, run 2" in html and "beta 2.0.0" in html
@@ -312,7 +311,7 @@ def test_a_task_id_holding_a_slash_opens(tmp_path):
 
     report = make_reports(tmp_path, tasks=2, runs=1)
     report.write_text(report.read_text().replace('"task-1"', '"math/add <i>"'))
-    with served(from_report_files([report])) as url, httpx.Client(base_url=url) as client:
+    with served(from_report_files([report])) as url, page_client(url) as client:
         response = client.get("/api/case/" + quote("math/add <i>", safe=""))
         assert response.status_code == 200 and "math/add &lt;i&gt;" in response.json()["html"]
         assert client.get("/api/case/math").status_code == 404
@@ -333,7 +332,7 @@ def test_symlinks_out_of_the_workspace_are_not_read(tmp_path):
     response.unlink()
     response.symlink_to(secret)
     (response.parent / "leak.txt").symlink_to(secret)
-    with served(open_workspace_source(made.root)) as url, httpx.Client(base_url=url) as client:
+    with served(open_workspace_source(made.root)) as url, page_client(url) as client:
         html = client.get("/api/case/1").json()["html"]
         assert "TOP SECRET" not in html and "leak.txt" not in html
         assert "outputs/response.md: leads outside the workspace (a symlink?), not read" in html
@@ -348,7 +347,7 @@ def test_fifos_in_a_workspace_are_never_opened(tmp_path):
     os.mkfifo(run / "outputs" / "pipe.txt")
     (run / "grading.json").unlink()
     os.mkfifo(run / "grading.json")
-    with served(open_workspace_source(made.root)) as url, httpx.Client(base_url=url, timeout=20) as client:
+    with served(open_workspace_source(made.root)) as url, page_client(url, timeout=20) as client:
         html = client.get("/api/case/1").json()["html"]
         html += client.get("/api/detail/run-files/1/with_skill/1").json()["html"]
         assert "outputs/response.md: is not a regular file, not read" in html
@@ -376,7 +375,7 @@ def test_a_routing_only_workspace(tmp_path):
     make_routing(tmp_path / "ws")
     source = open_workspace_source(tmp_path / "ws" / "routing-1")
     assert [t.name for t in source.tabs()] == ["routing"] and source.feedback is None
-    with served(source) as url, httpx.Client(base_url=url) as client:
+    with served(source) as url, page_client(url) as client:
         page = client.get("/").text
         assert 'id="panel-routing"' in page and 'id="panel-outputs"' not in page
         assert "Triage this refund request" in client.get("/api/tab/routing").json()["html"]
@@ -401,7 +400,7 @@ def test_routing_run_transcripts_load_on_demand_and_stay_in_the_folder(tmp_path)
     assert source.title == "support-triage"  # from the results, not the folder's name
     refs = source.detail_refs()
     assert "routing-run/1/3" in refs and "routing-run/1/1" not in refs and "routing-run/1/2" not in refs
-    with served(source) as url, httpx.Client(base_url=url) as client:
+    with served(source) as url, page_client(url) as client:
         tab = client.get("/api/tab/routing").json()["html"]
         assert "Done with query" not in tab  # no transcript in the tab itself
         assert "the figures cover the 9 of 12 runs finished then" in tab  # a test still running
@@ -436,7 +435,7 @@ def test_an_interrupted_iteration(tmp_path):
     shutil.rmtree(it / "eval-4" / "without_skill")
     source = open_workspace_source(made.root)
     assert [c.key for c in source.cases()] == ["1", "2", "3"]  # case 4 has no run
-    with served(source) as url, httpx.Client(base_url=url) as client:
+    with served(source) as url, page_client(url) as client:
         case = client.get("/api/case/1").json()["html"]
         assert case.count('class="badge na ungraded"') == 1 and "No run 3 in this arm." in case
         bench = client.get("/api/tab/benchmark").json()["html"]
@@ -472,7 +471,7 @@ def test_a_case_whose_every_run_errored_has_its_row_in_the_grid(tmp_path, with_b
         (made.iteration / "benchmark.json").write_text(json.dumps(bench))
     else:
         (made.iteration / "benchmark.json").unlink()
-    with served(open_workspace_source(made.root)) as url, httpx.Client(base_url=url) as client:
+    with served(open_workspace_source(made.root)) as url, page_client(url) as client:
         bench_html = client.get("/api/tab/benchmark").json()["html"]
     grid = bench_html[bench_html.index('id="assertion-grid"'):]
     rows = [row for row in grid.split("<tr")[3:] if 'class="case-key">2<' in row]
@@ -494,16 +493,16 @@ def test_reports_of_different_benchmarks_are_compared_with_a_warning(tmp_path):
         paths[-1].write_text(json.dumps([report]))
     warning = "These columns ran different benchmarks: support 1.0.0 (a · alpha 1.0.0, c · alpha 1.0.0); " \
               "support 2.0.0 (b · alpha 1.0.0)."
-    with served(from_report_files(paths)) as url, httpx.Client(base_url=url) as client:
+    with served(from_report_files(paths)) as url, page_client(url) as client:
         assert warning in client.get("/api/tab/benchmark").json()["html"]
         assert warning in client.get("/api/case/task-0").json()["html"]
     unversioned = json.loads(paths[1].read_text())
     del unversioned[0]["benchmarkVersion"]  # as the original eval-skills writes it: any version of its id
     paths[1].write_text(json.dumps(unversioned))
-    with served(from_report_files([paths[0], paths[1], paths[2]])) as url, httpx.Client(base_url=url) as client:
+    with served(from_report_files([paths[0], paths[1], paths[2]])) as url, page_client(url) as client:
         assert "different benchmarks" not in client.get("/api/tab/benchmark").json()["html"]
     unversioned[0]["benchmarkId"] = "billing"
     paths[1].write_text(json.dumps(unversioned))
-    with served(from_report_files([paths[0], paths[1]])) as url, httpx.Client(base_url=url) as client:
+    with served(from_report_files([paths[0], paths[1]])) as url, page_client(url) as client:
         assert "different benchmarks: support 1.0.0 (a · alpha 1.0.0); billing (b · alpha 1.0.0)." in \
             client.get("/api/tab/benchmark").json()["html"]

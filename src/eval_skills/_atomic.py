@@ -1,20 +1,48 @@
-"""Writing a text file so no reader ever sees half of it: a temporary file beside it, then a rename."""
+"""Writing a file so no reader ever sees half of it: a temporary file beside it, then a rename.
+
+The temporary file is created exclusively (``O_CREAT | O_EXCL | O_NOFOLLOW``) under a name nobody can guess,
+so a link planted in the folder (to a file elsewhere) is never written through: a name that exists is skipped
+for another, never opened.
+"""
 
 from __future__ import annotations
 
 import os
+import secrets
 from pathlib import Path
 
-__all__ = ["write_atomic"]
+__all__ = ["create_exclusive", "write_atomic", "write_atomic_bytes"]
+
+_TRIES = 16
+
+
+def create_exclusive(path: Path, mode: int = 0o666) -> tuple[int, Path]:
+    """A new temporary file beside ``path`` (``.<name>.<random>.tmp``), opened for writing: its descriptor and
+    path. The umask applies, as for any file."""
+    path = Path(path)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    for _ in range(_TRIES):
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+        try:
+            return os.open(tmp, flags, mode), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name beside {path}")
+
+
+def write_atomic_bytes(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data``; the temporary file is removed whatever happens."""
+    path = Path(path)
+    fd, tmp = create_exclusive(path)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def write_atomic(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` (UTF-8; characters UTF-8 cannot hold, such as lone surrogates from a
     skill's output, become ``?``). The temporary file is removed whatever happens."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8", errors="replace", newline="")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_atomic_bytes(path, text.encode("utf-8", errors="replace"))

@@ -3,8 +3,9 @@ when used), the key lookup, and the quick check that an endpoint answers before 
 
 Shared by the ``openai`` agent and the ``openai`` and ``anthropic`` judges. The SDKs retry 429 and 5xx
 replies with exponential backoff (honouring ``retry-after``) and apply the timeouts given here. What an endpoint
-sends back is untrusted: a proxy may quote the key it was sent in an error message, so :func:`redact` takes it
-out of every text that is kept (errors, replies) before it can reach a report, a log or the store.
+sends back is untrusted: a proxy may quote the key it was sent in an error message, so the key (with every other
+known secret, see :mod:`eval_skills.masking`) is masked in every text that is kept (errors, replies) before it is
+cut and before it can reach a report, a log or the store.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from .errors import InputError
+from .masking import cut, secret_values
 
-__all__ = ["CHECK_TIMEOUT", "check_endpoint", "describe_api_error", "find_key", "make_client", "redact"]
+__all__ = ["CHECK_TIMEOUT", "ERROR_TEXT_LIMIT", "check_endpoint", "describe_api_error", "find_key", "make_client"]
 
 CHECK_TIMEOUT = 5.0  # seconds the reachability check waits
 NO_KEY = "no-key"  # sent to servers that need none (the SDKs refuse an empty key)
-SECRET_MIN = 8  # shorter keys (a local server's "x") are not looked for: they would blank ordinary text
+ERROR_TEXT_LIMIT = 300  # characters of an SDK's error text quoted in a run's or a judgement's error
 
 
 def find_key(variables: tuple[str, ...], env: Mapping[str, str] | None = None) -> tuple[str | None, str | None]:
@@ -31,17 +33,12 @@ def find_key(variables: tuple[str, ...], env: Mapping[str, str] | None = None) -
     return None, None
 
 
-def redact(text: str, key: str | None) -> str:
-    """``text`` with every occurrence of ``key`` replaced by ``***`` (keys shorter than 8 characters are left)."""
-    return text.replace(key, "***") if key and len(key) >= SECRET_MIN and key in text else text
-
-
-def describe_api_error(exc: BaseException, who: str) -> str:
+def describe_api_error(exc: BaseException, who: str, secrets: tuple[str, ...] = ()) -> str:
     """One line saying why a request to ``who`` ("the judge", "the endpoint") failed: its HTTP status, that it
-    could not be reached, or that its reply could not be read; the SDK's text cut at 300 characters."""
+    could not be reached, or that its reply could not be read; the SDK's text with ``secrets`` masked, then cut
+    at ERROR_TEXT_LIMIT characters."""
     status = getattr(exc, "status_code", None)
-    text = " ".join(str(exc).split())
-    text = text if len(text) <= 300 else text[:300] + "..."
+    text = cut(" ".join(str(exc).split()), ERROR_TEXT_LIMIT, secrets)
     if status is not None:
         return f"{who} answered {status}: {text}"
     if type(exc).__name__ in ("APIConnectionError", "APITimeoutError"):
@@ -91,7 +88,7 @@ def check_endpoint(provider: str, *, key: str | None, base_url: str | None, what
         raise InputError(f"{what}: {where} refused {source} ({exc.status_code})", field=field,
                          hint="check the key") from None
     except sdk.NotFoundError as exc:  # the run's own route, after the model list: nothing there either
-        said = redact(" ".join(str(getattr(exc, "message", exc)).split())[:200], key)
+        said = cut(" ".join(str(getattr(exc, "message", exc)).split()), 200, secret_values(os.environ, (key,)))
         raise InputError(f"{what}: {where} answers 404 to its model list and to a request for model {model!r} "
                          f"({said})", field=field,
                          hint="check the base URL (an OpenAI-compatible server's usually ends in /v1) and the "

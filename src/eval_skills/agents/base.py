@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import math
 import os
-import re
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
@@ -27,7 +26,7 @@ from typing import Any, Literal
 from ..errors import InputError
 from ..formats.untrusted import clean_text, clean_value
 from ..formats.workspace import SkillEvent, Timing, ToolCallEvent, TranscriptEvent, UsageEvent
-from ..llm import SECRET_MIN
+from ..masking import cut, holds, mask, mask_value, secret_values
 from ..procs import describe_exit
 from ..sandbox import Sandbox, allowed_environment, create_sandbox
 from .bundle import SkillBundle
@@ -47,6 +46,7 @@ __all__ = [
 ]
 
 AgentStatus = Literal["ok", "error", "timeout"]
+STDERR_LIMIT = 1 << 16  # characters of a run's stderr tail kept (its stderr is read into a ring of this size)
 
 
 @dataclass(frozen=True, init=False)
@@ -301,6 +301,11 @@ class Agent(ABC):
                 "timeout_s": request.timeout, "skills_dir": self.skills_subdir,
                 "user_skill_dirs": [str(folder) for folder in self.user_skill_dirs()]}
 
+    def secrets(self) -> tuple[str, ...]:
+        """The secret values an agent run may have seen (those of its environment and of this process's),
+        masked as ``***`` in everything kept of a run: see :mod:`eval_skills.masking`."""
+        return secret_values({**os.environ, **self.env, **self.child_env()})
+
     @abstractmethod
     async def execute(self, request: AgentRequest, workspace: Path, installed: list[str]) -> Execution:
         """Run the agent in ``workspace`` (absolute; the skills ``installed`` by name are in place)."""
@@ -344,51 +349,36 @@ class Agent(ABC):
             error = f"{ex.unfinished}: the run did not finish"
         elif error is None and response is None:
             error = "the agent gave no final response"
-        if error is not None:
-            status = "timeout" if ex.timed_out else "error"
-            tail = " | ".join(line.strip() for line in ex.stderr_tail.splitlines() if line.strip())
-            tail = tail if len(tail) <= 500 else "..." + tail[-500:]
-            if self.has_stderr and ex.raw_stdout is not None:  # a program was started (or tried)
-                error += f"; stderr: {tail}" if tail else "; stderr was empty"
         if ex.unfinished:  # a remark made along the way is no answer
             response = None
-        usage = ex.usage or TokenUsage.estimate(request.prompt, response)
         # what an agent hands over may hold lone surrogates (an SDK's parse of "\ud800"): kept as U+FFFD, so the
         # run's files, transcript and store row can be written; and the secrets of its environment (an agent that
-        # prints its environment) as ***, so they never reach a transcript, a report or the store
-        secrets = secret_values(self.child_env())
+        # prints its environment) as ***, so they never reach a transcript, a report or the store. Texts are
+        # masked whole before they are cut, so no part of a key survives a cut.
+        secrets = self.secrets()
 
         def text(value: str) -> str:
             return mask(clean_text(value), secrets)
 
+        if error is not None:
+            status = "timeout" if ex.timed_out else "error"
+            lines = " | ".join(line.strip() for line in ex.stderr_tail.splitlines() if line.strip())
+            tail = cut(clean_text(lines), 500, secrets, keep="tail", cut_before=True)
+            if self.has_stderr and ex.raw_stdout is not None:  # a program was started (or tried)
+                error = text(error) + (f"; stderr: {tail}" if tail else "; stderr was empty")
+        usage = ex.usage or TokenUsage.estimate(request.prompt, response)
         raw = ex.raw_stdout or RawOutput()
-        raw.secrets = tuple(secret.encode("utf-8", "surrogateescape") for secret in secrets)
+        raw.secrets = secrets
 
         return AgentResult(agent=self.name, model=request.model or self.model, status=status,
                            response=None if response is None else text(response),
                            error=None if error is None else text(error),
                            transcript=[_writable(e, secrets) for e in ex.transcript], files=files,
-                           duration_s=duration, usage=usage, exit_code=ex.exit_code, stderr_tail=text(ex.stderr_tail),
+                           duration_s=duration, usage=usage, exit_code=ex.exit_code,
+                           stderr_tail=cut(clean_text(ex.stderr_tail), STDERR_LIMIT, secrets, keep="tail",
+                                           cut_before=True),
                            raw_stdout=raw, installed_skills=installed,
                            warnings=[text(w) for w in ex.warnings])
-
-
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
-
-
-def secret_values(env: Mapping[str, str]) -> tuple[str, ...]:
-    """The values of ``env``'s variables whose names say they hold a secret (``*_API_KEY``, ``*TOKEN*``, ...),
-    8 characters or more, longest first (so a key that holds another is masked whole)."""
-    found = {value for name, value in env.items() if _SECRET_NAME.search(name) and len(value) >= SECRET_MIN}
-    return tuple(sorted(found, key=len, reverse=True))
-
-
-def mask(text: str, secrets: tuple[str, ...]) -> str:
-    """``text`` with each of ``secrets`` replaced by ``***``."""
-    for secret in secrets:
-        if secret in text:
-            text = text.replace(secret, "***")
-    return text
 
 
 def _writable(event: TranscriptEvent, secrets: tuple[str, ...]) -> TranscriptEvent:
@@ -397,18 +387,8 @@ def _writable(event: TranscriptEvent, secrets: tuple[str, ...]) -> TranscriptEve
         dumped = event.model_dump_json()
     except ValueError:
         dumped = None
-    if dumped is not None and not any(secret in dumped for secret in secrets):
+    if dumped is not None and not holds(dumped, secrets):
         return event
     data = clean_value(event.model_dump())
-    return type(event).model_validate(_masked(data, secrets))
-
-
-def _masked(value: Any, secrets: tuple[str, ...]) -> Any:
-    if isinstance(value, str):
-        return mask(value, secrets)
-    if isinstance(value, dict):
-        return {key: _masked(item, secrets) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_masked(item, secrets) for item in value]
-    return value
+    return type(event).model_validate(mask_value(data, secrets))
 

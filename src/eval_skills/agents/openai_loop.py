@@ -19,6 +19,7 @@ back (in an error, in a reply) is shown ``***``.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,8 @@ from typing import Any
 from ..errors import InputError
 from ..formats.agentskills import SKILL_MD, SkillDoc, parse_frontmatter, skill_prompt_block
 from ..formats.workspace import FinalEvent, ToolCallEvent, UsageEvent
-from ..llm import check_endpoint, describe_api_error, find_key, make_client, redact
+from ..llm import check_endpoint, describe_api_error, find_key, make_client
+from ..masking import mask, secret_values
 from .base import Agent, AgentRequest, Execution
 from .output import RawOutput
 from .parsers.common import Transcript, as_int, is_count
@@ -67,6 +69,9 @@ class OpenAIAgent(Agent):
     def _key(self) -> str | None:
         return find_key((self.api_key_env,), self.child_env())[0]
 
+    def secrets(self) -> tuple[str, ...]:
+        return secret_values({**os.environ, **self.child_env()}, (self._key(),))
+
     def check(self) -> None:
         if not self.model:
             raise InputError("the openai agent needs a model", field="--model", hint="for example --model gpt-4o")
@@ -97,17 +102,18 @@ class OpenAIAgent(Agent):
                                           {"role": "user", "content": request.prompt}]
         max_turns = request.max_turns or self.max_turns
         key = self._key()
+        secrets = self.secrets()
         client = make_client("openai", key=key, base_url=self.base_url, timeout=self.request_timeout,
                              max_retries=self.max_retries)
         try:
             async with asyncio.timeout(request.timeout):
-                ex.response = await self._loop(client, model, messages, tools, t, raw, max_turns, key)
+                ex.response = await self._loop(client, model, messages, tools, t, raw, max_turns, secrets)
             if ex.response is None:
                 ex.error = f"no final response after {max_turns} turn{'s' if max_turns != 1 else ''}"
         except TimeoutError:
             ex.timed_out = True
         except Exception as exc:  # the endpoint's failure (after the SDK's retries) is this run's error
-            ex.error = redact(_describe(exc), key)
+            ex.error = _describe(exc, secrets)
         finally:
             await client.close()
             raw.close()
@@ -116,17 +122,17 @@ class OpenAIAgent(Agent):
         return ex
 
     async def _loop(self, client: Any, model: str, messages: list[dict[str, Any]], tools: WorkspaceTools,
-                    t: Transcript, raw: RawOutput, max_turns: int, key: str | None) -> str | None:
+                    t: Transcript, raw: RawOutput, max_turns: int, secrets: tuple[str, ...]) -> str | None:
         extra = {"temperature": self.temperature} if self.temperature is not None else {}
         for _ in range(max_turns):
             reply = await client.chat.completions.create(model=model, messages=messages, tools=tools.specs(), **extra)
-            raw.write(redact(reply.model_dump_json(), key).encode() + b"\n")
+            raw.write(mask(reply.model_dump_json(), secrets).encode() + b"\n")
             if reply.usage is not None and (usage := _usage(reply.usage)) is not None:
                 t.add_usage(usage)
             if not reply.choices or reply.choices[0].message is None:
                 raise BadReply("the endpoint's reply has no message")
             message = reply.choices[0].message
-            content = redact(message.content, key) if isinstance(message.content, str) else None
+            content = mask(message.content, secrets) if isinstance(message.content, str) else None
             calls = message.tool_calls or []
             if not calls:
                 if content and content.strip():
@@ -191,5 +197,5 @@ def _usage(usage: Any) -> UsageEvent | None:
                       total_tokens=total)
 
 
-def _describe(exc: BaseException) -> str:
-    return str(exc) if isinstance(exc, BadReply) else describe_api_error(exc, "the endpoint")
+def _describe(exc: BaseException, secrets: tuple[str, ...]) -> str:
+    return mask(str(exc), secrets) if isinstance(exc, BadReply) else describe_api_error(exc, "the endpoint", secrets)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from ..formats.untrusted import UnusableJSON, loads_untrusted
+from ..masking import longest_form, mask_bytes
 from ..procs import excerpt
 from ..registry import Registry
 
@@ -53,7 +54,7 @@ class RawOutput:
         self._file: IO[bytes] | None = None
         self.path: Path | None = None  # the spill file, once spilled
         self._cleanup: weakref.finalize | None = None
-        self.secrets: tuple[bytes, ...] = ()  # masked as *** when saved (the agent's keys, should it print them)
+        self.secrets: tuple[str, ...] = ()  # masked as *** when saved (the agent's keys, should it print them)
 
     def write(self, chunk: bytes) -> None:
         self.size += len(chunk)
@@ -91,7 +92,7 @@ class RawOutput:
         """Write it to ``dest``, :attr:`secrets` masked (a spill file holding none is moved there, not copied)."""
         dest = Path(dest)
         if self.path is None:
-            dest.write_bytes(_mask(bytes(self._memory), self.secrets))
+            dest.write_bytes(mask_bytes(bytes(self._memory), self.secrets))
             return
         self.close()
         if self.secrets:
@@ -104,19 +105,14 @@ class RawOutput:
         self.path = dest
 
 
-def _mask(data: bytes, secrets: tuple[bytes, ...]) -> bytes:
-    for secret in secrets:
-        data = data.replace(secret, b"***")
-    return data
-
-
-def _mask_stream(src: IO[bytes], out: IO[bytes], secrets: tuple[bytes, ...]) -> None:
-    """Copy ``src`` to ``out`` with ``secrets`` masked, also where one straddles two chunks: the last bytes of a
-    chunk, which may begin a secret, are held back and read again with the next."""
-    keep = max(map(len, secrets)) - 1
+def _mask_stream(src: IO[bytes], out: IO[bytes], secrets: tuple[str, ...]) -> None:
+    """Copy ``src`` to ``out`` with ``secrets`` masked (in every form, see :mod:`eval_skills.masking`), also where
+    one straddles two chunks: the last bytes of a chunk, which may begin a secret, are held back and read again
+    with the next."""
+    keep = longest_form(secrets) - 1
     tail = b""
     while chunk := src.read(1 << 20):
-        data = _mask(tail + chunk, secrets)
+        data = mask_bytes(tail + chunk, secrets)
         cut = max(0, len(data) - keep)
         out.write(data[:cut])
         tail = data[cut:]

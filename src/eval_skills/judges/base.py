@@ -3,14 +3,17 @@
 :meth:`Judge.judge` is the shared machinery: it looks the request up in the verdict cache (when one is
 given), asks the backend (:meth:`Judge.ask`), checks the reply against the request, asks **once more**
 when the reply does not parse, lacks an entry or the judge failed, and otherwise records a judge error:
-its own outcome, never a failed assertion. Every judgement records the backend, model and prompt version
-that produced it. Judges are safe to call concurrently.
+its own outcome, never a failed assertion. What a judge is sent came from agents and skills: the known secrets
+(:meth:`Judge.secrets`: this process's and the judge's own keys) are masked in it first, so a hosted judge's
+provider never receives an agent's key an output file quoted. Every judgement records the backend, model and
+prompt version that produced it. Judges are safe to call concurrently.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -20,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..errors import JudgeError
 from ..formats.workspace import Expectation
+from ..masking import holds, mask_value, secret_values
 from .models import CompareRequest, GradeRequest, ScoreRequest, Verdict, parse_verdict
 
 __all__ = ["ATTEMPTS", "Judge", "Judgement", "VerdictCache"]
@@ -87,6 +91,26 @@ class Judge(ABC):
     def check(self) -> None:  # noqa: B027 - optional hook
         """Raise InputError when the judge cannot be used (no key, program not found, unreachable)."""
 
+    def keys(self) -> tuple[str | None, ...]:
+        """The keys this judge sends (masked wherever they would be kept or sent)."""
+        return ()
+
+    def secrets(self) -> tuple[str, ...]:
+        """The secrets masked in what this judge is sent and in what it answers."""
+        return secret_values(os.environ, self.keys())
+
+    def masked(self, request: Request) -> Request:
+        """``request`` with the known secrets masked in every text (the assertions, the user's own words that the
+        verdict is checked against, as they are)."""
+        secrets = self.secrets()
+        data = request.model_dump(mode="json")
+        if not holds(json.dumps(data, ensure_ascii=False), secrets):
+            return request
+        masked = mask_value(data, secrets)
+        if "assertions" in data:
+            masked["assertions"] = data["assertions"]
+        return type(request).model_validate(masked)
+
     def cache_key(self, request: Request) -> str:
         """A hash of the judge's identity, the prompt version and the request."""
         body = {**self.identity(), "prompt_version": self.prompt_version(request.kind),
@@ -101,6 +125,7 @@ class Judge(ABC):
 
     async def judge(self, request: Request) -> Judgement:
         started = time.monotonic()
+        request = self.masked(request)
 
         def outcome(**fields: Any) -> Judgement:
             return Judgement(kind=request.kind, backend=self.backend, model=self.model,

@@ -21,7 +21,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import InputError, JudgeError
-from ..llm import check_endpoint, describe_api_error, find_key, make_client, redact
+from ..llm import check_endpoint, describe_api_error, find_key, make_client
+from ..masking import mask
 from .base import Judge, Request, VerdictCache
 from .prompts import load_prompt, render
 
@@ -65,6 +66,9 @@ class ModelJudge(Judge):
         """The key and the variable it came from."""
         return find_key((KEY_VARIABLE, self.key_variable, *self.more_key_variables), self.env)
 
+    def keys(self) -> tuple[str | None, ...]:
+        return (self.key()[0],)
+
     def check(self) -> None:
         what = f"the {self.backend} judge"
         if not self.model:
@@ -81,6 +85,7 @@ class ModelJudge(Judge):
             raise JudgeError(f"the {self.backend} judge has no model")
         system, user = render(request, problem)
         key = self.key()[0]
+        secrets = self.secrets()
         client = make_client(self.provider, key=key, base_url=self.base_url, timeout=self.timeout,
                              max_retries=self.max_retries)
         mode = self.mode
@@ -90,12 +95,12 @@ class ModelJudge(Judge):
                     text = await self.send(client, self.modes[mode], request.kind, system, user)
                 except Exception as exc:
                     if getattr(exc, "status_code", None) != 400 or mode + 1 >= len(self.modes):
-                        raise JudgeError(redact(_describe(exc), key)) from None
+                        raise JudgeError(_describe(exc, secrets)) from None
                     mode += 1  # the endpoint refused this way of asking for JSON (or this request): the next one
                     continue
                 # keep to the way that worked; a request refused every way (too long, say) changes nothing
                 self.mode = max(self.mode, mode)
-                return redact(text, key)  # the verdict's text is kept: never with the key in it
+                return mask(text, secrets)  # the verdict's text is kept: never with the key in it
         finally:
             await client.close()
 
@@ -104,5 +109,5 @@ class ModelJudge(Judge):
         """One request in ``mode``; the reply text (a JSON object, if the model complied)."""
 
 
-def _describe(exc: BaseException) -> str:
-    return str(exc) if isinstance(exc, JudgeError) else describe_api_error(exc, "the judge")
+def _describe(exc: BaseException, secrets: tuple[str, ...]) -> str:
+    return mask(str(exc), secrets) if isinstance(exc, JudgeError) else describe_api_error(exc, "the judge", secrets)

@@ -7,6 +7,8 @@ its root is kept as ``response.agent.md``; one in a subfolder is linked again at
 ``grading.json`` (every run the agent finished, see :func:`write_grading`). ``timing.json`` is written last and
 atomically: a run folder with a readable ``timing.json`` is a finished run, whatever else happened; any other
 run folder is started again on resume.
+The files an agent wrote are untrusted and may quote a secret it saw (an ``env.txt``): their copies, and the texts
+the judge is sent, have the known secrets masked (the agent's and this process's, see :mod:`eval_skills.masking`).
 ``timing.json`` also records the run's ``status`` and ``error``, its start and end, the token usage, the
 number of tool calls, the skills invoked and the files changed.
 """
@@ -22,6 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from .._atomic import write_atomic
 from ..formats.workspace import (
     EVAL_METADATA_FILE,
     INPUTS_DIR,
@@ -32,6 +35,7 @@ from ..formats.workspace import (
     ToolCallEvent,
     TranscriptEvent,
 )
+from ..masking import mask, mask_bytes, secret_values
 from .executor import RunOutput
 from .plan import Case
 
@@ -75,9 +79,7 @@ def write_json(path: Path, data: Any) -> None:
     if isinstance(data, BaseModel):
         data = data.model_dump(mode="json")
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def _read_model(path: Path, model: type[BaseModel]) -> Any:
@@ -106,8 +108,8 @@ def write_case(case_dir: Path, case: Case, arms: tuple[str, ...] = ()) -> None:
         target.write_bytes(data)
 
 
-def _texts(files: dict[str, bytes | None], sizes: dict[str, int | None]) -> dict[str, str]:
-    """The output files as the judge sees them: text clipped, binary and missing ones described."""
+def _texts(files: dict[str, bytes | None], sizes: dict[str, int | None], secrets: tuple[str, ...]) -> dict[str, str]:
+    """The output files as the judge sees them: secrets masked, text clipped, binary and missing ones described."""
     texts: dict[str, str] = {}
     budget = OUTPUTS_TEXT_LIMIT
     for path in sorted(files):
@@ -120,6 +122,7 @@ def _texts(files: dict[str, bytes | None], sizes: dict[str, int | None]) -> dict
         except UnicodeDecodeError:
             texts[path] = f"(binary file, {len(data)} bytes)"
             continue
+        text = mask(text, secrets)
         limit = min(OUTPUT_TEXT_LIMIT, budget)
         if len(text) > limit:
             text = text[:limit] + f"\n... [{len(text) - limit} more characters not shown]"
@@ -158,6 +161,7 @@ def write_run(folder: Path, out: RunOutput, *, case_key: str, arm: str, number: 
     """Write a finished run's files (``timing.json`` last) and return its record."""
     if folder.exists():
         shutil.rmtree(folder)
+    secrets = secret_values(os.environ, out.raw_stdout.secrets if out.raw_stdout is not None else ())
     outputs = folder / "outputs"
     outputs.mkdir(parents=True)
     if out.response is not None:
@@ -178,10 +182,11 @@ def write_run(folder: Path, out: RunOutput, *, case_key: str, arm: str, number: 
         target = (outputs / path).resolve()
         if not target.is_relative_to(outputs.resolve()):
             continue  # never write outside the run's outputs folder
-        if change.data is not None:
+        data = None if change.data is None else mask_bytes(change.data, secrets)
+        if data is not None:
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(change.data)
-        copied[path] = change.data
+            target.write_bytes(data)
+        copied[path] = data
         sizes[path] = change.size
     _viewer_copies(outputs, listed)
     lines = [event.model_dump_json() for event in out.transcript]
@@ -200,7 +205,7 @@ def write_run(folder: Path, out: RunOutput, *, case_key: str, arm: str, number: 
     write_json(folder / "timing.json", {**timing.model_dump(mode="json"), **extra})
     return RunRecord(run_id=out.run_id, case_key=case_key, arm=arm, number=number, status=out.status,
                      error=out.error, response=out.response, transcript=list(out.transcript),
-                     outputs=_texts(copied, sizes), duration_s=timing.total_duration_seconds,
+                     outputs=_texts(copied, sizes, secrets), duration_s=timing.total_duration_seconds,
                      tokens=usage.total_tokens,
                      token_measurement=usage.measurement, tool_calls=tool_calls, extra=extra)
 
@@ -242,7 +247,8 @@ def load_run(folder: Path, *, run_id: str, case_key: str, arm: str, number: int)
     error = extra.get("error")
     return RunRecord(run_id=run_id, case_key=case_key, arm=arm, number=number, status=status,
                      error=str(error) if error else None, response=response, transcript=transcript,
-                     outputs=_texts(files, sizes), duration_s=timing.total_duration_seconds,
+                     outputs=_texts(files, sizes, secret_values(os.environ)),
+                     duration_s=timing.total_duration_seconds,
                      tokens=timing.total_tokens, token_measurement=timing.token_measurement,
                      tool_calls=int(extra.get("tool_calls") or sum(isinstance(e, ToolCallEvent)
                                                                    for e in transcript)),

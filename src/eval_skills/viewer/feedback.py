@@ -1,20 +1,24 @@
 """An iteration's ``feedback.json``: read at start, and rewritten whole on each change.
 
-Writes go to a temporary file in the same folder, then replace the file, so a reader never sees half a
-file and a crash never loses the earlier reviews. Reviews of runs that no longer exist are kept as they
-were; a change is accepted only for a run that exists.
+Writes go to a temporary file in the same folder (created exclusively: see :mod:`eval_skills._atomic`), then
+replace the file, so a reader never sees half a file and a crash never loses the earlier reviews. Each change
+reads the file again and writes it under an exclusive lock on the iteration folder (``flock``), so two pages on
+one iteration, in one process or two, never lose each other's reviews. Reviews of runs that no longer exist
+are kept as they were; a change is accepted only for a run that exists.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from .._atomic import write_atomic
 from ..errors import InputError
 from ..formats._load import read_json, validate
 from ..formats.untrusted import clean_text, clean_value
@@ -94,6 +98,21 @@ class FeedbackFile:
             self._data = load_feedback(self.path)
             self._stamp = stamp
 
+    @contextlib.contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        """This page's lock, and an exclusive ``flock`` on the iteration folder (other pages, other processes),
+        with the file read again inside it: what is then written keeps every review written before."""
+        with self._lock:
+            fd = os.open(self.path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                stamp = _stamp(self.path)
+                self._data = load_feedback(self.path)  # always: a stamp can look the same after a change
+                self._stamp = stamp
+                yield
+            finally:
+                os.close(fd)  # releases the flock
+
     def _check(self, run: str) -> None:
         if run not in self._known:
             self._known = set(self._run_ids())
@@ -106,9 +125,8 @@ class FeedbackFile:
         text = clean_text(text)
         if len(text) > FEEDBACK_LIMIT:
             raise InputError(f"feedback longer than {FEEDBACK_LIMIT:,} characters", field="feedback")
-        with self._lock:
+        with self._exclusive():
             self._check(run)
-            self._reload()
             data = self._with_every_run()
             review = next(r for r in data.reviews if r.run_id == run)
             review.feedback, review.timestamp = text, _now()
@@ -120,8 +138,7 @@ class FeedbackFile:
     def set_status(self, status: str) -> None:
         if status not in STATUSES:
             raise InputError(f"status must be one of {', '.join(STATUSES)}", field="status")
-        with self._lock:
-            self._reload()
+        with self._exclusive():
             data = self._with_every_run()
             data.status = status  # type: ignore[assignment]
             self._write(data)
@@ -135,10 +152,5 @@ class FeedbackFile:
 
     def _write(self, data: Feedback) -> None:
         text = json.dumps(data.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        try:
-            tmp.write_text(text, encoding="utf-8")
-            os.replace(tmp, self.path)
-        finally:
-            tmp.unlink(missing_ok=True)
+        write_atomic(self.path, text)
         self._data, self._stamp = data, _stamp(self.path)

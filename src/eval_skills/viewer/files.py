@@ -1,14 +1,16 @@
 """Reading a workspace's untrusted files without trusting them: sizes capped, paths confined to the
-workspace, and every failure turned into a one-line problem shown on the page instead of a crash."""
+workspace, every failure turned into a one-line problem shown on the page instead of a crash, and the known
+secrets of this process's environment masked in every text shown (before it is cut: see
+:mod:`eval_skills.masking`), as an agent's files may quote a key it saw."""
 
 from __future__ import annotations
 
 import base64
 import codecs
-import json
 import os
 import re
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -18,16 +20,19 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ..errors import InputError
 from ..formats._load import read_json, validate
+from ..formats.untrusted import loads_untrusted
 from ..formats.workspace import TranscriptEvent
+from ..masking import cut, longest_form, mask_bytes, secret_values
 
-__all__ = ["IMAGE_TYPES", "FileEntry", "Reader", "inside", "list_files", "read_model", "read_text",
-           "read_transcript"]
+__all__ = ["IMAGE_TYPES", "FileEntry", "OpenFile", "Reader", "inside", "list_files", "open_below", "read_model",
+           "read_text", "read_transcript", "shown_secrets"]
 
 M = TypeVar("M", bound=BaseModel)
 
 TEXT_LIMIT = 1_000_000  # bytes of one text file read for the page
 FILE_LIMIT = 100  # files listed per outputs folder
 EVENT_LIMIT = 2_000  # transcript events shown per run
+EVENT_DEPTH = 64  # the deepest JSON of a transcript line shown (deeper lines are a problem, not an event)
 IMAGE_EMBED_LIMIT = 2_000_000  # bytes of an image embedded in a static page
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
                ".webp": "image/webp"}  # never SVG: it can hold script
@@ -41,17 +46,37 @@ def inside(root: Path, path: Path) -> bool:
         return False
 
 
+def shown_secrets() -> tuple[str, ...]:
+    """The secrets masked on the page: those of this process's environment."""
+    return secret_values(os.environ)
+
+
+def _masked_head(data: bytes, limit: int, encoding: str = "utf-8") -> str:
+    """The first ``limit`` bytes of ``data`` (which may hold more) as text, the secrets masked over the whole
+    of ``data`` before the cut, so none survives in part at the cut."""
+    secrets = shown_secrets()
+    head = data[:limit].decode(encoding, errors="replace")
+    if len(data) <= limit:
+        return cut(head, len(head), secrets)
+    return cut(data.decode(encoding, errors="replace"), len(head), secrets, more="")
+
+
+def _read_head(path: Path, limit: int) -> bytes:
+    """Up to ``limit`` bytes of ``path``, and past them as much as the longest secret, to mask it whole."""
+    with path.open("rb") as handle:
+        return handle.read(limit + 1 + longest_form(shown_secrets()))
+
+
 def read_text(path: Path, limit: int = TEXT_LIMIT) -> tuple[str | None, str | None]:
-    """``(text, problem)``: UTF-8 text (invalid bytes replaced), cut at ``limit`` bytes with a note.
-    A missing file is ``(None, None)``."""
+    """``(text, problem)``: UTF-8 text (invalid bytes replaced, secrets masked), cut at ``limit`` bytes with
+    a note. A missing file is ``(None, None)``."""
     try:
-        with path.open("rb") as handle:
-            data = handle.read(limit + 1)
+        data = _read_head(path, limit)
     except FileNotFoundError:
         return None, None
     except OSError as exc:
         return None, f"{path.name}: cannot be read ({exc.strerror or exc})"
-    text = data[:limit].decode("utf-8", errors="replace")
+    text = _masked_head(data, limit)
     if len(data) > limit:
         return text, f"{path.name}: longer than {limit:,} bytes, only the start is shown"
     return text, None
@@ -87,8 +112,8 @@ def read_transcript(path: Path, shown_as: str, limit: int = EVENT_LIMIT) -> tupl
             problems.append(f"{shown_as}: {len(lines) - number + 1:,} more events not shown")
             break
         try:
-            events.append(_event_adapter().validate_python(json.loads(line)))
-        except (ValueError, ValidationError):
+            events.append(_event_adapter().validate_python(loads_untrusted(line, max_depth=EVENT_DEPTH)))
+        except (ValueError, ValidationError, RecursionError):
             bad += 1
             if bad == 1:
                 problems.append(f"{shown_as}: line {number} is not a transcript event")
@@ -190,11 +215,10 @@ def _bom_encoding(head: bytes) -> str | None:
 def _decode_file(path: Path, encoding: str, note: str, limit: int = 200_000) -> tuple[str | None, str | None]:
     """The text of a file in ``encoding`` (characters it cannot hold replaced), cut at ``limit`` bytes."""
     try:
-        with path.open("rb") as handle:
-            data = handle.read(limit + 1)
+        data = _read_head(path, limit)
     except OSError as exc:
         return None, f"{path.name}: cannot be read ({exc.strerror or exc})"
-    text = data[:limit].decode(encoding, errors="replace")
+    text = _masked_head(data, limit, encoding)
     if len(data) > limit:
         return text, f"{note}; longer than {limit:,} bytes, only the start is shown"
     return text, None if encoding == "utf-8-sig" else note
@@ -228,3 +252,71 @@ def list_files(folder: Path, root: Path, *, skip: frozenset[str] = frozenset(),
                 continue
             found.append(FileEntry(rel=rel, ref=path.relative_to(root).as_posix(), path=path, size=size))
     return found, more
+
+
+@dataclass(slots=True)
+class OpenFile:
+    """A regular file below a workspace, opened once: what is served is what was checked (no path is opened
+    again, so a symlink swapped in after the check is never followed)."""
+
+    fd: int
+    name: str
+    size: int
+
+    def chunks(self, masked: bool, size: int = 1 << 16) -> Iterator[bytes]:
+        """Its bytes (with ``masked``, the known secrets masked, also where one straddles two chunks); the file
+        is closed once read, or when the reader stops."""
+        secrets = shown_secrets() if masked else ()
+        keep = max(0, longest_form(secrets) - 1)
+        tail = b""
+        try:
+            while chunk := os.read(self.fd, size):
+                if not secrets:
+                    yield chunk
+                    continue
+                data = mask_bytes(tail + chunk, secrets)
+                split = max(0, len(data) - keep)
+                tail = data[split:]
+                if split:
+                    yield data[:split]
+            if tail:
+                yield tail
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+_NOFOLLOW = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK  # O_NONBLOCK: a FIFO never waits
+
+
+def open_below(root: Path, ref: str) -> OpenFile | None:
+    """The regular file ``ref`` (a ``/`` path relative to ``root``) opened for reading, or None when it is not
+    one: each component is opened relative to the folder before it without following a symlink, and the file is
+    checked on the opened descriptor, so nothing outside ``root`` (and no FIFO or device) is ever read."""
+    parts = ref.split("/")
+    if not ref or any(part in ("", ".", "..") or "\0" in part for part in parts) or "\\" in ref:
+        return None
+    try:
+        current = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        for part in parts[:-1]:
+            folder = os.open(part, _NOFOLLOW | os.O_DIRECTORY, dir_fd=current)
+            os.close(current)
+            current = folder
+        fd = os.open(parts[-1], _NOFOLLOW, dir_fd=current)
+    except (OSError, ValueError):  # a symlink (ELOOP), not a folder, too long a name, not there
+        os.close(current)
+        return None
+    os.close(current)
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        return None
+    os.set_blocking(fd, True)
+    return OpenFile(fd, parts[-1], info.st_size)

@@ -11,13 +11,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from markupsafe import Markup
 
+from .._atomic import write_atomic
 from ..errors import InputError
 from .render import highlight_css, templates
 from .source import Source
@@ -86,13 +86,9 @@ def write_static(source: Source, out: Path) -> Path:
     out = Path(out)
     if out.is_dir():
         raise InputError("is a folder", file=str(out), field="--static", hint="give a file name such as review.html")
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(html, encoding="utf-8")
-        os.replace(tmp, out)
+        write_atomic(out, html)
     except OSError as exc:
         raise InputError(f"cannot write the page ({exc.strerror or exc})", file=str(out), field="--static") from None
-    finally:
-        tmp.unlink(missing_ok=True)
     return out

@@ -22,7 +22,7 @@ from ..formats.workspace import (
     Timing,
 )
 from .feedback import FEEDBACK_FILE, FeedbackFile, load_feedback
-from .files import Reader, inside, list_files
+from .files import OpenFile, Reader, inside, list_files, open_below
 from .render import rate_class, templates
 from .skill_creator import (
     Comparisons,
@@ -158,12 +158,10 @@ class WorkspaceSource:
     def run_ids(self) -> list[str]:
         return [run.run_id for case in self.scan() for run in case.runs]
 
-    def file(self, ref: str) -> Path | None:
-        """A file below the workspace named by its path relative to it (None when it leaves it)."""
-        if not ref or ref.startswith("/") or "\\" in ref or "\0" in ref:
-            return None
-        path = self.root / ref
-        return path if inside(self.root, path) and path.is_file() else None
+    def file(self, ref: str) -> OpenFile | None:
+        """A regular file below the workspace named by its path relative to it, opened (None when it leaves
+        the workspace, passes through a symlink or is no regular file)."""
+        return open_below(self.root, ref)
 
     # ---- the case list ---------------------------------------------------------------------------
 

@@ -6,19 +6,21 @@ Routes: ``/`` the page; ``/assets/<name>`` its script and styles; ``/api/case/<k
 ``feedback.json``; ``/files/<path>`` a file below the workspace (images inline, anything else as a download).
 
 Defences, since the page shows untrusted text and the server writes files: it listens on 127.0.0.1 only;
-requests whose ``Host`` is not 127.0.0.1 or localhost are refused (no DNS rebinding); every response
-carries a Content-Security-Policy that allows only the server's own script and styles; writes need the
-page's token in ``X-Review-Token``, a JSON body and, when the browser sends one, an ``Origin`` of this
-server, so another site open in the browser cannot write feedback.
+every request, reads included, needs the page's token (:mod:`.access`); requests whose ``Host`` is not
+127.0.0.1 or localhost are refused (no DNS rebinding); every response carries a Content-Security-Policy that
+allows only the server's own script and styles; writes also need the token in ``X-Review-Token``, a JSON body
+(at most BODY_LIMIT bytes, refused as soon as it is longer, never buffered whole; nested at most MAX_DEPTH
+deep) and, when the browser sends one, an ``Origin`` of this server, so another site open in the browser cannot
+write feedback. A file is served from the one descriptor it was checked on (:func:`.files.open_below`).
 """
 
 from __future__ import annotations
 
-import json
 import secrets
 import signal
 import socket
 from collections.abc import Callable
+from pathlib import Path
 from types import FrameType
 from typing import Any
 from urllib.parse import quote, unquote
@@ -28,12 +30,13 @@ from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import InputError
-from ..formats.untrusted import clean_text
+from ..formats.untrusted import NotJSON, clean_text, loads_untrusted
+from .access import TokenGate, new_token
 from .feedback import UnknownRunError
 from .files import IMAGE_TYPES
 from .page import SERVED_CSP, asset, render_page
@@ -44,7 +47,9 @@ __all__ = ["create_app", "serve"]
 
 HOST = "127.0.0.1"
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-BODY_LIMIT = 1_000_000
+BODY_LIMIT = 1_000_000  # bytes of a request body
+MAX_DEPTH = 16  # the deepest JSON a request body may hold (they hold one object of strings)
+MAX_REF = 4096  # characters of a case key, a file path or a piece's reference
 ASSET_TYPES = {"viewer.js": "text/javascript; charset=utf-8", "viewer.css": "text/css; charset=utf-8",
                "highlight.css": "text/css; charset=utf-8"}
 SECURITY_HEADERS = [
@@ -96,31 +101,40 @@ def create_app(source: Source, *, token: str) -> Starlette:
             return _error(404, "no such asset")
         return Response(asset(name), media_type=ASSET_TYPES[name])
 
+    def fragment(render: Callable[..., str | None], ref: str, missing: str) -> Response:
+        """A fragment as JSON; 404 for a reference no file could have (too long a name) or none there is."""
+        try:
+            html = render(ref, static=False) if len(ref) <= MAX_REF else None
+        except OSError:  # a name the file system refuses (longer than a file name can be)
+            html = None
+        return _error(404, missing) if html is None else JSONResponse({"html": html})
+
     def case(request: Request) -> Response:
-        html = source.case_html(request.path_params["key"], static=False)
-        return _error(404, "no such case") if html is None else JSONResponse({"html": html})
+        return fragment(source.case_html, request.path_params["key"], "no such case")
 
     def tab(request: Request) -> Response:
-        html = source.tab_html(request.path_params["name"], static=False)
-        return _error(404, "no such view") if html is None else JSONResponse({"html": html})
+        return fragment(source.tab_html, request.path_params["name"], "no such view")
 
     def detail(request: Request) -> Response:
-        html = source.detail_html(request.path_params["ref"], static=False)
-        return _error(404, "no such piece") if html is None else JSONResponse({"html": html})
+        return fragment(source.detail_html, request.path_params["ref"], "no such piece")
 
     def files(request: Request) -> Response:
         # the path as sent, its escapes decoded to the bytes they stand for (a file name need not be UTF-8)
         raw = request.scope.get("raw_path") or request.url.path.encode()
         ref = unquote(raw.decode("latin-1").partition("?")[0].removeprefix("/files/"), errors="surrogateescape")
-        path = source.file(ref)
-        if path is None:
+        opened = source.file(ref) if len(ref) <= MAX_REF else None
+        if opened is None:
             return _error(404, "no such file in the workspace")
-        kind = IMAGE_TYPES.get(path.suffix.lower())
+        kind = IMAGE_TYPES.get(Path(opened.name).suffix.lower())
         headers = {"content-security-policy": "default-src 'none'; sandbox"}
         if kind is None:
             # saved under the name the page shows: a bidi override would disguise rtl\u202egnp.exe as rtlexe.png
-            headers["content-disposition"] = f"attachment; filename*=UTF-8''{quote(visible(clean_text(path.name)))}"
-        return FileResponse(path, media_type=kind or "application/octet-stream", headers=headers)
+            headers["content-disposition"] = f"attachment; filename*=UTF-8''{quote(visible(clean_text(opened.name)))}"
+        else:
+            headers["content-length"] = str(opened.size)
+        # what is downloaded may be a file an agent wrote: the known secrets are masked in it (not in images)
+        return StreamingResponse(opened.chunks(masked=kind is None), media_type=kind or "application/octet-stream",
+                                 headers=headers)
 
     def feedback_get(request: Request) -> Response:
         if source.feedback is None:
@@ -137,13 +151,19 @@ def create_app(source: Source, *, token: str) -> Starlette:
             return _error(403, "cross-origin writes are refused")
         if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
             return _error(415, "send JSON")
-        body = await request.body()
-        if len(body) > BODY_LIMIT:
-            return _error(413, "too large")
+        too_large = _error(413, f"a request body is at most {BODY_LIMIT:,} bytes")
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > BODY_LIMIT:
+            return too_large
+        body = bytearray()
+        async for chunk in request.stream():  # refused as soon as it is too long: never held whole
+            body += chunk
+            if len(body) > BODY_LIMIT:
+                return too_large
         try:
-            data = json.loads(body)
-        except ValueError:
-            return _error(400, "not valid JSON")
+            data = loads_untrusted(bytes(body), max_depth=MAX_DEPTH)
+        except NotJSON as exc:
+            return _error(400, f"not usable JSON: {exc}")
         return data if isinstance(data, dict) else _error(400, "expected a JSON object")
 
     async def feedback_post(request: Request) -> Response:
@@ -181,7 +201,8 @@ def create_app(source: Source, *, token: str) -> Starlette:
         Route("/files/{ref:path}", files),
     ]
     middleware = [Middleware(SecurityHeaders),
-                  Middleware(TrustedHostMiddleware, allowed_hosts=[HOST, "localhost"])]
+                  Middleware(TrustedHostMiddleware, allowed_hosts=[HOST, "localhost"]),
+                  Middleware(TokenGate, token=token)]
     return Starlette(routes=routes, middleware=middleware)
 
 
@@ -203,7 +224,7 @@ def bind(port: int) -> socket.socket:
 
 def serve(source: Source, *, port: int = 0, ready: Callable[[str], None] | None = None) -> int | None:
     """Serve the page until SIGINT or SIGTERM, and return that signal's number (None if it stopped otherwise);
-    ``ready`` gets its address once it accepts connections.
+    ``ready`` gets its address, with the token, once it accepts connections.
 
     A signal never raises in the middle of starting: it asks the server to stop, which it does once started
     (the requests in flight answered), whenever the signal came."""
@@ -212,7 +233,8 @@ def serve(source: Source, *, port: int = 0, ready: Callable[[str], None] | None 
     from .render import warm_up
 
     sock = bind(port)
-    app = create_app(source, token=secrets.token_urlsafe(24))
+    token = new_token()
+    app = create_app(source, token=token)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", server_header=False)
     server = uvicorn.Server(config)
     stopped: list[int] = []
@@ -225,7 +247,7 @@ def serve(source: Source, *, port: int = 0, ready: Callable[[str], None] | None 
     try:
         warm_up()
         if ready is not None and not stopped:
-            ready(f"http://{HOST}:{sock.getsockname()[1]}/")
+            ready(f"http://{HOST}:{sock.getsockname()[1]}/?token={token}")
         server.run(sockets=[sock])  # it handles the signals itself while it runs, then raises them again
     finally:
         for signum, handler in previous.items():

@@ -4,12 +4,11 @@ one HTML fragment per case and per tab, pieces loaded when unfolded, and where f
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Protocol
 from urllib.parse import quote
 
 from .feedback import FeedbackFile
-from .files import FileEntry
+from .files import FileEntry, OpenFile
 
 __all__ = ["CaseEntry", "Mark", "Source", "Tab", "file_view"]
 
@@ -49,7 +48,9 @@ class Source(Protocol):
 
     def tab_html(self, name: str, *, static: bool) -> str | None: ...
 
-    def file(self, ref: str) -> Path | None: ...
+    def file(self, ref: str) -> OpenFile | None:
+        """The file ``ref`` below what is shown, opened once (None: there is none to serve)."""
+        ...
 
     def detail_html(self, ref: str, *, static: bool) -> str | None:
         """A piece loaded when the reader unfolds it (a routing run's transcript); None when there is none."""

@@ -19,6 +19,7 @@ from ..reports import load_report_file
 from ..reports._format import mapping, summary_row
 from .benchmark_view import bar_chart
 from .feedback import FeedbackFile
+from .files import OpenFile
 from .render import rate_class, templates
 from .source import CaseEntry, Mark, Tab
 
@@ -132,7 +133,7 @@ class ToolSource:
     def detail_refs(self) -> list[str]:
         return []
 
-    def file(self, ref: str) -> Path | None:
+    def file(self, ref: str) -> OpenFile | None:
         return None
 
     def tabs(self) -> list[Tab]:
