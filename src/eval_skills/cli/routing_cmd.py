@@ -31,7 +31,8 @@ def _rate(value: float | None) -> str:
 @click.option("--skill-path", type=click.Path(path_type=Path), required=True,
               help="The skill's folder (it holds SKILL.md).")
 @click.option("--routing", "routing_file", type=click.Path(path_type=Path),
-              help="The queries: [{query, should_trigger, invocation_type?}] [default: <skill>/evals/routing.json].")
+              help="The queries, a JSON array of {query, should_trigger, invocation_type?} "
+                   "[default: <skill>/evals/routing.json].")
 @agent_options
 @click.option("--runs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Runs of every query (2 or more give each trigger rate a Wilson interval).")
