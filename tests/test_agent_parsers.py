@@ -50,9 +50,11 @@ def usage_of(out) -> tuple[int, int, int, int, int, float | None]:
 
 def test_every_sample_has_a_test() -> None:
     samples = {p.name for p in DATA.iterdir() if p.name != "README.md"}
+    from test_agent_real_recordings import RECORDINGS  # recorded from the real CLIs
     from test_agent_stream_ends import FILES  # how each CLI's output ends
 
-    tested = {name for name, *_ in SAMPLES + AWKWARD} | {"openai-chat-tool-calls.json"} | set(FILES)
+    tested = ({name for name, *_ in SAMPLES + AWKWARD} | {"openai-chat-tool-calls.json"} | set(FILES)
+              | set(RECORDINGS.values()))
     assert samples == tested
     assert {"claude", "codex", "opencode"} <= set(PARSERS.names())
 

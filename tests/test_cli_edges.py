@@ -18,6 +18,7 @@ def skill(root: Path, skill_id: str, tags: list[str] | None = None) -> Path:
     (folder / "skill.json").write_text(json.dumps({
         "id": skill_id, "name": skill_id, "version": "1.0.0", "tags": tags or [], "adapterType": "subprocess",
         "entrypoint": "python3 skill.py"}))
+    (folder / "skill.py").write_text("")  # the script the entrypoint names (checked before anything runs)
     return folder
 
 

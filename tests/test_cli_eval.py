@@ -301,4 +301,5 @@ def test_config_errors_name_the_config_file(tmp_path):
 def test_unknown_command_is_one_line(tmp_path):
     out = cli("evaluate", cwd=tmp_path)
     assert out.returncode == 2
-    assert out.stderr.strip().splitlines() == ["error: No such command 'evaluate'. (see 'eval-skills --help')"]
+    assert out.stderr.strip().splitlines() == ["error: No such command 'evaluate'. Did you mean 'eval' or 'validate'? "
+                                                 "(see 'eval-skills --help')"]

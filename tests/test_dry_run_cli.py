@@ -46,7 +46,8 @@ def test_paired_dry_run_prints_the_plan_and_writes_nothing(tmp_path: Path, paire
     out = result.stdout
     assert out.startswith("dry run of paired: nothing was run or written\n")
     assert f"iteration 1: would write {tmp_path / 'invoice-check-workspace' / 'iteration-1'}" in out
-    assert "cases (8):" in out and "  1: 2 assertions, 2 checks, files: invoice.txt, terms.txt" in out
+    assert "cases (8):" in out
+    assert "  1: 2 assertions, 2 checks, files: evals/files/invoice.txt, evals/files/notes/terms.txt" in out
     assert "old_skill: invoice-check from" in out
     assert "runs: 2 per case and arm; 32 agent runs in all, 4 at once" in out
     assert f"command (in each run's folder): {sys.executable} " in out and "--prompt-file '<prompt file>'" in out

@@ -175,7 +175,8 @@ def test_run_says_on_stderr_that_nothing_was_selected_and_no_report_written(tmp_
 def test_a_mistyped_command_gets_did_you_mean(tmp_path: Path) -> None:
     out = run("evaluate", cwd=tmp_path)
     assert out.exit_code == 2
-    assert out.stderr.strip() == "error: No such command 'evaluate'. Did you mean 'eval'? (see 'eval-skills --help')"
+    assert out.stderr.strip() == ("error: No such command 'evaluate'. Did you mean 'eval' or 'validate'? "
+                                  "(see 'eval-skills --help')")
     sub = run("report", "conver", cwd=tmp_path)
     assert sub.exit_code == 2 and "Did you mean 'convert'?" in sub.stderr
 

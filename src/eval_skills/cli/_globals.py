@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import logging
 import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -57,14 +58,25 @@ def _no_color(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
     return value
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes to the ``sys.stderr`` of the moment (a command run in-process gets its own)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr
+        super().emit(record)
+
+
 def _verbose(ctx: click.Context, param: click.Parameter, value: int) -> int:
     if value:
         logger = logging.getLogger("eval_skills")
         if not logger.handlers:
-            handler = logging.StreamHandler()
+            handler = _StderrHandler()
             handler.setFormatter(_TerminalFormatter("%(levelname)s %(name)s: %(message)s"))
             logger.addHandler(handler)
         logger.setLevel(logging.DEBUG if value > 1 else logging.INFO)
+        ctx.find_root().meta["eval_skills.verbose"] = True
+    elif not ctx.find_root().meta.get("eval_skills.verbose"):  # each invocation its own level (in-process too)
+        logging.getLogger("eval_skills").setLevel(logging.NOTSET)
     return value
 
 
