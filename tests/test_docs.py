@@ -183,9 +183,15 @@ def test_the_readme_quick_start_installs_and_evaluates(tmp_path: Path) -> None:
     first = next(line for line in readme.splitlines()
                  if line.startswith("python3 -m venv .venv") and "eval-skills eval" in line)
     repo = tmp_path / "repo"
-    shutil.copytree(ROOT, repo, ignore=shutil.ignore_patterns(
-        ".git", ".venv", "__pycache__", "*.egg-info", "build", "site", "reports", "*.db*", "tests", "bench",
-        "*-workspace", "walkthrough-output", ".mypy_cache", ".ruff_cache", ".pytest_cache"))
+    patterns = shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info", "build", "*.db*",
+                                      "*-workspace", "walkthrough-output", ".mypy_cache", ".ruff_cache",
+                                      ".pytest_cache", "node_modules")
+
+    def ignore(folder: str, names: list[str]) -> set[str]:  # top-level outputs only: src/eval_skills/reports stays
+        top = {"site", "reports", "tests", "bench"} & set(names) if Path(folder) == ROOT else set()
+        return set(patterns(folder, names)) | top
+
+    shutil.copytree(ROOT, repo, ignore=ignore)
     env = {k: v for k, v in environment(tmp_path / "home").items() if k != "PYTHON"}
     env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if Path(p) != Path(sys.executable).parent)
     done = subprocess.run(["bash", "-c", first], cwd=repo, env=env, capture_output=True, text=True, timeout=900)
