@@ -29,11 +29,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from eval_skills.evaluation import evaluate
 from eval_skills.formats.benchmark import Benchmark
 from eval_skills.formats.skill import load_skill
-from eval_skills.plan import build_plan
-from eval_skills.runner import RunSettings
+from eval_skills.tool_skills.evaluation import evaluate
+from eval_skills.tool_skills.plan import build_plan
+from eval_skills.tool_skills.runner import RunSettings
 
 ECHO = """\
 import json, sys

@@ -17,12 +17,12 @@ import pytest
 from eval_skills.adapters import create_adapter
 from eval_skills.adapters.custom import CustomAdapter
 from eval_skills.errors import InputError
-from eval_skills.evaluation import evaluate
 from eval_skills.formats.benchmark import Benchmark
 from eval_skills.formats.skill import load_skill
-from eval_skills.plan import build_plan
 from eval_skills.results import TaskResult, Usage
-from eval_skills.runner import RunSettings
+from eval_skills.tool_skills.evaluation import evaluate
+from eval_skills.tool_skills.plan import build_plan
+from eval_skills.tool_skills.runner import RunSettings
 
 FUNCTIONS = '''
 import asyncio, json, sys, time

@@ -17,13 +17,13 @@ from procs import wait_gone
 from eval_skills.adapters import create_adapter
 from eval_skills.adapters.mcp import McpAdapter
 from eval_skills.errors import InputError, SkillProtocolError, SkillRpcError, SkillTimeout
-from eval_skills.evaluation import evaluate
 from eval_skills.formats.benchmark import Benchmark
 from eval_skills.formats.skill import load_skill
-from eval_skills.plan import build_plan
-from eval_skills.preflight import dry_run_notes, run_preflight
 from eval_skills.results import Usage
-from eval_skills.runner import RunSettings
+from eval_skills.tool_skills.evaluation import evaluate
+from eval_skills.tool_skills.plan import build_plan
+from eval_skills.tool_skills.preflight import dry_run_notes, run_preflight
+from eval_skills.tool_skills.runner import RunSettings
 
 SERVER = Path(__file__).parent / "skills" / "mcp_server.py"
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from clirun import CALCULATOR, run
 
-from eval_skills.discovery import relevance
 from eval_skills.formats.skill import SkillManifest
 from eval_skills.store import Store
+from eval_skills.tool_skills.discovery import relevance
 
 
 def make_skill(root: Path, skill_id: str, *, tags: list[str], description: str = "", adapter: str = "subprocess",
@@ -316,7 +316,7 @@ def test_the_selection_table_fits_80_columns(tmp_path: Path, monkeypatch: pytest
                                              capsys: pytest.CaptureFixture[str]) -> None:
     from eval_skills.cli.select_cmd import print_selection
     from eval_skills.formats.skill import load_skill
-    from eval_skills.selection import Strategy, select_skills
+    from eval_skills.tool_skills.selection import Strategy, select_skills
 
     folder = make_skill(tmp_path, "a_really_long_skill_identifier_for_testing", tags=[])
     skill = load_skill(folder)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from eval_skills.errors import InputError
-from eval_skills.fixtures_check import check_fixtures, default_min_score
+from eval_skills.fixture_checks.check import check_fixtures, default_min_score
 from eval_skills.formats.fixtures import (
     InstructionSkill,
     discover_skills,

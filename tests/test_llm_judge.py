@@ -17,8 +17,8 @@ from test_cli_eval import chaos_skill, cli
 from eval_skills.cli import cli as main_cli
 from eval_skills.formats.benchmark import Task
 from eval_skills.judges import create_judge
-from eval_skills.judging import JudgeForScoring
 from eval_skills.scoring.scorers import ScoringContext, get_scorer
+from eval_skills.tool_skills.judging import JudgeForScoring
 
 JUDGE = ["--judge-cmd", f"{sys.executable} {FAKE_JUDGE}"]
 ECHO = """\

@@ -246,7 +246,7 @@ schema_like = json_values | st.fixed_dictionaries({}, optional={
 def test_planning_any_tasks_is_a_plan_or_an_input_error(tasks: list[dict], input_schema: Any) -> None:
     from eval_skills.formats.benchmark import Benchmark, Task
     from eval_skills.formats.skill import AdapterConfig, Skill, SkillManifest
-    from eval_skills.plan import build_plan
+    from eval_skills.tool_skills.plan import build_plan
 
     try:
         manifest = SkillManifest.model_validate({"id": "s", "name": "S", "version": "1.0.0",

@@ -10,16 +10,16 @@ import pytest
 from original_shapes import create_skill, init_project
 
 from eval_skills.adapters.fake import FakeAdapter
-from eval_skills.aggregate import build_reports
 from eval_skills.config import load_config
 from eval_skills.errors import InputError
 from eval_skills.formats.benchmark import Benchmark, load_benchmark_file, load_tasks_file
 from eval_skills.formats.skill import load_skill
-from eval_skills.plan import build_plan
 from eval_skills.reports import load_report_file, render_csv, render_html, render_markdown
-from eval_skills.runner import RunSettings, execute
 from eval_skills.scoring.scorers import ScoringContext, get_scorer
 from eval_skills.stats import bootstrap_ci, pass_at_k, pass_at_k_task, weighted_mean
+from eval_skills.tool_skills.aggregate import build_reports
+from eval_skills.tool_skills.plan import build_plan
+from eval_skills.tool_skills.runner import RunSettings, execute
 
 ORIGINAL = Path(__file__).parent / "original"
 

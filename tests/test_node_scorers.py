@@ -16,9 +16,9 @@ import pytest
 from eval_skills.errors import InputError, ScorerError
 from eval_skills.formats.benchmark import load_tasks_file
 from eval_skills.formats.skill import load_skill
-from eval_skills.plan import build_plan
 from eval_skills.scoring.scorers import ScoringContext  # registers the Node.js workers
 from eval_skills.scoring.workers import ScorerWorkers
+from eval_skills.tool_skills.plan import build_plan
 
 SCORERS = Path(__file__).parent / "original" / "scorers"
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not installed")

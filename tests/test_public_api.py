@@ -13,7 +13,7 @@ def test_every_public_name_resolves():
 
 def test_public_names_are_the_defining_objects():
     from eval_skills.errors import InputError
-    from eval_skills.evaluation import evaluate
+    from eval_skills.tool_skills.evaluation import evaluate
 
     assert eval_skills.InputError is InputError
     assert eval_skills.evaluate is evaluate

@@ -10,9 +10,9 @@ from eval_skills.adapters.fake import FakeAdapter
 from eval_skills.errors import SkillCrashed, SkillRpcError, SkillTimeout
 from eval_skills.formats.benchmark import Benchmark
 from eval_skills.formats.skill import load_skill
-from eval_skills.plan import build_plan
 from eval_skills.results import Invocation, Usage
-from eval_skills.runner import RunSettings, execute
+from eval_skills.tool_skills.plan import build_plan
+from eval_skills.tool_skills.runner import RunSettings, execute
 
 
 def make_skill(tmp_path: Path, skill_id="echo", input_schema=None):
@@ -279,8 +279,8 @@ def test_interrupt_while_skills_start_records_nothing_and_stops_them(tmp_path):
 
 
 def test_composite_latency_budget_follows_the_timeout_the_tasks_ran_with(tmp_path):
-    from eval_skills.aggregate import build_reports
     from eval_skills.results import TaskResult
+    from eval_skills.tool_skills.aggregate import build_reports
 
     plan = build_plan([make_skill(tmp_path)], bench(1), runs=1, default_evaluator="exact")
     results = [TaskResult("t0", "echo", 1, "pass", 1.0, 500.0)]

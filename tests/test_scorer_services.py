@@ -17,10 +17,10 @@ from eval_skills.errors import InputError, ScorerError
 from eval_skills.formats.benchmark import Benchmark, Task
 from eval_skills.formats.skill import load_skill
 from eval_skills.judges import ScoreRequest, ScoreVerdict
-from eval_skills.plan import build_plan
 from eval_skills.results import Score
-from eval_skills.runner import RunSettings, execute
 from eval_skills.scoring.registry import SCORERS, ScoringContext, scorer
+from eval_skills.tool_skills.plan import build_plan
+from eval_skills.tool_skills.runner import RunSettings, execute
 
 
 def _needs_judge(task: Task, options: Any, ctx: ScoringContext) -> None:

@@ -47,11 +47,11 @@ HARNESS = r"""
 import asyncio, json, subprocess, sys
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
-from eval_skills.evaluation import RunFailed, evaluate
+from eval_skills.tool_skills.evaluation import RunFailed, evaluate
 from eval_skills.formats.benchmark import Benchmark
 from eval_skills.formats.skill import load_skill
-from eval_skills.plan import build_plan
-from eval_skills.runner import RunSettings
+from eval_skills.tool_skills.plan import build_plan
+from eval_skills.tool_skills.runner import RunSettings
 
 tmp = Path(sys.argv[2])
 skill = load_skill(tmp / "chaos")

@@ -45,13 +45,16 @@ _EXPORTS: dict[str, str] = {
     "Check": "scoring.assertions", "CheckResult": "scoring.assertions", "run_check": "scoring.assertions",
     "run_checks": "scoring.assertions",
     # engine
-    "Plan": "plan", "build_plan": "plan", "RunSettings": "runner", "execute": "runner",
-    "evaluate": "evaluation", "EvaluationOutcome": "evaluation", "RunFailed": "evaluation",
+    "Plan": "tool_skills.plan", "build_plan": "tool_skills.plan",
+    "RunSettings": "tool_skills.runner", "execute": "tool_skills.runner",
+    "evaluate": "tool_skills.evaluation", "EvaluationOutcome": "tool_skills.evaluation",
+    "RunFailed": "tool_skills.evaluation",
     "Store": "store", "write_reports": "reports", "load_report_file": "reports",
-    "check_fixtures": "fixtures_check",
+    "check_fixtures": "fixture_checks.check",
     # commands as functions
-    "create_skill": "scaffold", "init_project": "scaffold", "find_skills": "discovery", "scan_skills": "discovery",
-    "Strategy": "formats.strategy", "load_strategy": "formats.strategy", "select_skills": "selection",
+    "create_skill": "scaffold", "init_project": "scaffold",
+    "find_skills": "tool_skills.discovery", "scan_skills": "tool_skills.discovery",
+    "Strategy": "formats.strategy", "load_strategy": "formats.strategy", "select_skills": "tool_skills.selection",
     "diff_reports": "reports.diff", "import_gaia": "catalog", "import_toolbench": "catalog",
 }
 

@@ -28,7 +28,7 @@ from ..registry import Registry
 
 if TYPE_CHECKING:
     from ..formats.workspace import TranscriptEvent
-    from .base import TokenUsage
+    from .usage import TokenUsage
 
 __all__ = ["EVENT_DEPTH", "PARSERS", "OutputParser", "ParseContext", "ParsedOutput", "RawOutput", "create_parser",
            "read_json"]

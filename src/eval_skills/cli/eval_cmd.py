@@ -189,9 +189,9 @@ def prepare_evaluation(skills: list[Any], opts: dict[str, Any], params: dict[str
     subreaper, so orphans of a skill's descendants come to it and can be killed. When tasks need a judge
     (``llm_judge``), it is built and checked now, before any task runs."""
     from ..formats.benchmark import load_tasks_file, resolve_benchmark
-    from ..plan import build_plan
     from ..procs import become_subreaper, fd_capacity, raise_fd_limit
-    from ..runner import RunSettings
+    from ..tool_skills.plan import build_plan
+    from ..tool_skills.runner import RunSettings
 
     notes: list[str] = []
     if params["tasks_file"] is not None:
@@ -217,7 +217,7 @@ def prepare_evaluation(skills: list[Any], opts: dict[str, Any], params: dict[str
                       base_dir=source.parent if source else None, benchmark_file=str(source) if source else None,
                       scorer_timeout_s=opts["scorer_timeout"] / 1000, strict_input=params["strict_input"])
     if any(planned.scorer.name == "llm_judge" for planned in plan.tasks):
-        from ..judging import JudgeForScoring
+        from ..tool_skills.judging import JudgeForScoring
         from ._agent_options import build_judge, verdict_cache
 
         store_path = None if params.get("no_store") else opts["store"]
@@ -287,8 +287,8 @@ def dry_run(plan: Any, settings: Any, opts: dict[str, Any], params: dict[str, An
     import asyncio
 
     from ..adapters import create_adapter
-    from ..preflight import dry_run_notes
     from ..reports import prepare_output_dir
+    from ..tool_skills.preflight import dry_run_notes
 
     adapters = {skill.id: create_adapter(skill) for skill in plan.skills}
     notes = asyncio.run(dry_run_notes(plan, adapters))
@@ -338,7 +338,7 @@ def run_evaluation(plan: Any, settings: Any, opts: dict[str, Any], params: dict[
     import asyncio
     import signal
 
-    from ..evaluation import evaluate
+    from ..tool_skills.evaluation import evaluate
     from ._eval_notes import overridden_timeout_note
 
     note = overridden_timeout_note(plan, settings)

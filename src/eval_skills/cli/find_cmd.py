@@ -44,7 +44,7 @@ def find_command(query: str | None, tags: tuple[str, ...], adapter: str | None, 
     description); without, by the completion rate recorded in the store, highest first. Skills never
     evaluated say so. Skill files that cannot be read are reported on stderr and skipped."""
     from ..config import default_store, load_config
-    from ..discovery import find_skills, scan_skills
+    from ..tool_skills.discovery import find_skills, scan_skills
 
     store_path = store or default_store(load_config(config_path))
     scan = scan_skills(skills_dir)

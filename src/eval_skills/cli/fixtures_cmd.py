@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from ..fixtures_check import FixturesReport, check_fixtures
+from ..fixture_checks.check import FixturesReport, check_fixtures
 from . import EXIT_GATE_FAILED, EXIT_OK
 
 

@@ -35,7 +35,7 @@ def history_command(skill_id: str, benchmark: str | None, limit: int | None, sto
     """A skill's evaluations, newest first: date, benchmark, version, completion rate, P95, composite score,
     and the change from the evaluation before on the same benchmark."""
     from ..config import default_store, load_config
-    from ..discovery import history
+    from ..tool_skills.discovery import history
 
     store_path = store or default_store(load_config(config_path))
     rows = history(store_path, skill_id, benchmark, limit)

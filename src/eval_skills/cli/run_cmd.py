@@ -60,8 +60,8 @@ def run_command(ctx: click.Context, **params: Any) -> None:
     benchmark, select and rank them (--strategy, --min-completion, --top-k), write the reports of the
     selected skills in every --format, and print the ranked list."""
     from ..config import load_config
-    from ..discovery import find_skills, scan_skills
-    from ..selection import select_skills
+    from ..tool_skills.discovery import find_skills, scan_skills
+    from ..tool_skills.selection import select_skills
 
     config = load_config(params["config_path"])
     opts = resolve_settings(ctx, params, config)

@@ -23,9 +23,9 @@ def load_candidates(source: Path) -> list[Any]:
     ``selected`` or ``skills`` list (the output of ``select``), or skill objects with the ``rootPath`` of
     their folder (what the original eval-skills' ``select --output`` writes). Relative paths are from the
     file's folder."""
-    from ..discovery import scan_skills
     from ..formats._load import read_json
     from ..formats.skill import load_skills
+    from ..tool_skills.discovery import scan_skills
 
     if source.is_dir():
         scan = scan_skills(source)
@@ -56,9 +56,9 @@ def gather_reports(report_files: tuple[Path, ...], store: Path, skill_ids: list[
                    unfinished: dict[str, str] | None = None) -> dict[str, Any]:
     """The newest report per skill from the given report files, else the newest finished one in the results
     store (skills evaluated only in runs that did not finish get that run's status in ``unfinished``)."""
-    from ..discovery import latest_reports
     from ..reports import load_report_file
-    from ..selection import newest_by_skill
+    from ..tool_skills.discovery import latest_reports
+    from ..tool_skills.selection import newest_by_skill
 
     if report_files:
         return newest_by_skill([r for path in report_files for r in load_report_file(path)])
@@ -124,7 +124,7 @@ def select_command(source: Path, report_files: tuple[Path, ...], strategy_path: 
     is a table; piped, or with --json, it is JSON: {strategy, selected: [{rank, skillId, ...metrics}], excluded:
     [{skillId, reason}]}."""
     from ..config import default_store, load_config
-    from ..selection import select_skills
+    from ..tool_skills.selection import select_skills
     from .report_cmd import write_text
 
     strategy = strategy_from(strategy_path, min_completion, top_k)  # bad strategy: exit 2 before anything

@@ -9,17 +9,16 @@ from the runs' ``grading.json`` and ``timing.json`` files and the summary says i
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 
 from ..formats.workspace import ArmSummary, BenchmarkRun, Grading, RunResult, Timing
-from .paired_view import Comparisons, arm_label, mean_pass_rates, run_error
+from .arms import arm_label, mean_pass_rates, run_error
+from .iteration import IterationData
 from .render import fixed, number, pct, points, visible
+from .skill_creator import Comparisons
 from .workspace import CaseRef, arm_order, case_sort_key
-
-if TYPE_CHECKING:
-    from .paired_view import WorkspaceSource
 
 __all__ = ["benchmark_context", "bar_chart", "runs_from_folders"]
 
@@ -30,7 +29,7 @@ NO_ASSERTION = "(no assertion graded)"
 RunKey = tuple[str, str, int]  # case, arm, run number
 
 
-def runs_from_folders(src: WorkspaceSource, cases: list[CaseRef]) -> list[BenchmarkRun]:
+def runs_from_folders(src: IterationData, cases: list[CaseRef]) -> list[BenchmarkRun]:
     """``benchmark.json``-shaped run entries read from each run's grading.json and timing.json. A run whose
     grading or timing names an error is an error run; one with neither an error nor a ``grading.json`` (an
     interrupted iteration: it stopped before the run was graded) is marked ``graded: false``."""
@@ -136,7 +135,7 @@ def _error_run(run: BenchmarkRun) -> bool:
     return bool(run.result.errors or run.result.pass_rate is None and not run.expectations)
 
 
-def _error_reasons(src: WorkspaceSource, cases: list[CaseRef], runs: list[BenchmarkRun]) -> dict[RunKey, str]:
+def _error_reasons(src: IterationData, cases: list[CaseRef], runs: list[BenchmarkRun]) -> dict[RunKey, str]:
     """(case, arm, run number) -> why that error run failed, read from its folder."""
     paths = {(case.key, ref.arm, ref.number): ref.path for case in cases for ref in case.runs}
     reasons: dict[RunKey, str] = {}
@@ -201,7 +200,7 @@ def _fact(value: Any) -> str:
     return str(value)
 
 
-def benchmark_context(src: WorkspaceSource) -> dict[str, Any]:
+def benchmark_context(src: IterationData) -> dict[str, Any]:
     bench, problem = src.benchmark()
     cases = src.scan()
     problems = [problem] if problem else []

@@ -9,23 +9,20 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from ..formats.workspace import (
-    EVAL_METADATA_FILE,
     INPUTS_DIR,
-    Benchmark,
-    BenchmarkRun,
-    EvalMetadata,
     Grading,
     MessageEvent,
     Timing,
 )
+from .arms import arm_label, mean_pass_rates, run_error
+from .benchmark_view import benchmark_context
 from .feedback import FEEDBACK_FILE, FeedbackFile, load_feedback
-from .files import OpenFile, Reader, inside, list_files, open_below
+from .files import OpenFile, inside, list_files, open_below
+from .iteration import IterationData
 from .render import rate_class, templates
+from .routing_view import DETAIL_PREFIX, routing_context, routing_detail, routing_detail_refs, routing_results
 from .skill_creator import (
-    Comparisons,
     eval_metadata,
     prompt_from_transcript,
     read_comparisons,
@@ -33,76 +30,25 @@ from .skill_creator import (
     skipped_outputs,
 )
 from .source import CaseEntry, Mark, Tab, file_view
-from .workspace import CaseRef, RunRef, Workspace, arm_order, scan_case, scan_iteration, unreadable_folders
+from .workspace import CaseRef, RunRef, Workspace, arm_order, scan_case, unreadable_folders
 
-__all__ = ["ARM_LABELS", "Comparisons", "WorkspaceSource", "arm_label", "mean_pass_rates"]
+__all__ = ["WorkspaceSource"]
 
 RUN_FILES_PREFIX = "run-files/"  # the files a run's agent made: run-files/<case key>/<arm>/<run number>
-_ID_PREFIX = re.compile(r"eval-(\d+)-.")
 _RUN_FILES = re.compile(r"([^/\\\0]+)/([^/\\\0]+)/(\d{1,9})")
-ARM_LABELS = {"with_skill": "with skill", "without_skill": "without skill", "old_skill": "old skill"}
 
 
-def run_error(grading: Grading | None, timing: Timing | None) -> str | None:
-    """Why a run failed, as its grading.json or timing.json says (None: it did not)."""
-    error = grading.error if grading is not None else None
-    if not error and timing is not None:
-        error = (timing.model_extra or {}).get("error")
-    return str(error) if error else None
-
-
-def arm_label(arm: str) -> str:
-    return ARM_LABELS.get(arm, arm.replace("_", " "))
-
-
-def mean_pass_rates(runs: list[BenchmarkRun]) -> dict[str, dict[str, float | None]]:
-    """case id -> arm -> mean pass rate over its graded runs (None when every run was an error)."""
-    rates: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for run in runs:
-        bucket = rates[str(run.eval_id)][run.configuration]
-        if run.result.pass_rate is not None and not run.result.errors:
-            bucket.append(run.result.pass_rate)
-    return {case: {arm: (sum(v) / len(v) if v else None) for arm, v in arms.items()}
-            for case, arms in rates.items()}
-
-
-class _Cached:
-    """A JSON file read into a model once per change of its size or modification time."""
-
-    def __init__(self, reader: Reader) -> None:
-        self._reader = reader
-        self._seen: dict[Path, tuple[tuple[int, int], Any, str | None]] = {}
-
-    def get(self, path: Path, model: type[BaseModel]) -> tuple[Any, str | None]:
-        try:
-            st = path.stat()
-            stamp = (st.st_mtime_ns, st.st_size)
-        except OSError:
-            return None, None
-        seen = self._seen.get(path)
-        if seen is None or seen[0] != stamp:
-            value, problem = self._reader.model(path, model)
-            seen = (stamp, value, problem)
-            self._seen[path] = seen
-        return seen[1], seen[2]
-
-
-class WorkspaceSource:
+class WorkspaceSource(IterationData):
     """Everything the page shows of one workspace (one iteration, and the latest routing results)."""
 
     def __init__(self, workspace: Workspace) -> None:
-        self.ws = workspace
-        self.root = workspace.root
-        self.read = Reader(self.root)
-        self._cache = _Cached(self.read)
+        super().__init__(workspace)
         iteration = workspace.iteration_path
         self.feedback = (FeedbackFile(iteration / FEEDBACK_FILE, self.run_ids) if iteration is not None
                          else None)
         bench = self.benchmark()[0]
         name = bench.metadata.get("skill_name") if bench else None
         if not name and workspace.routing is not None:
-            from .routing_view import routing_results
-
             routing = routing_results(self)[0]
             name = routing.metadata.get("skill_name") if routing else None
         self.title = str(name or self.root.name.removesuffix("-workspace"))
@@ -116,47 +62,6 @@ class WorkspaceSource:
             for key in ("agent", "model", "judge"):
                 if bench.metadata.get(key):
                     self.facts.append((key, str(bench.metadata[key])))
-
-    # ---- reading ---------------------------------------------------------------------------------
-
-    def cached(self, path: Path, model: type[BaseModel]) -> tuple[Any, str | None]:
-        """A JSON file of the workspace as ``model``, read again only when it changed."""
-        return self._cache.get(path, model)
-
-    def benchmark(self) -> tuple[Benchmark | None, str | None]:
-        path = self.ws.iteration_path
-        if path is None:
-            return None, None
-        bench, problem = self._cache.get(path / "benchmark.json", Benchmark)
-        return bench, problem
-
-    def scan(self, *, runs: bool = True) -> list[CaseRef]:
-        path = self.ws.iteration_path
-        return scan_iteration(path, runs=runs) if path is not None else []
-
-    def case_aliases(self) -> dict[str, str]:
-        """``benchmark.json`` ``eval_id`` -> the case's key, where they differ: a folder ``eval-0-csv-totals``
-        (key ``0-csv-totals``) or ``csv-totals`` whose ``eval_metadata.json`` says ``eval_id`` 0 is case 0's."""
-        aliases: dict[str, str] = {}
-        for case in self.scan(runs=False):
-            numbered = _ID_PREFIX.match(case.path.name)
-            if numbered and numbered.group(1) != case.key:
-                aliases.setdefault(numbered.group(1), case.key)
-            meta, _ = self.cached(case.path / EVAL_METADATA_FILE, EvalMetadata)
-            if meta is not None and str(meta.eval_id) != case.key:
-                aliases[str(meta.eval_id)] = case.key
-        return aliases
-
-    def bench_runs(self, runs: list[BenchmarkRun]) -> list[BenchmarkRun]:
-        """``runs`` with each ``eval_id`` as the key of the case folder it belongs to."""
-        aliases = self.case_aliases()
-        if not aliases:
-            return runs
-        return [r.model_copy(update={"eval_id": aliases[str(r.eval_id)]}) if str(r.eval_id) in aliases else r
-                for r in runs]
-
-    def run_ids(self) -> list[str]:
-        return [run.run_id for case in self.scan() for run in case.runs]
 
     def file(self, ref: str) -> OpenFile | None:
         """A regular file below the workspace named by its path relative to it, opened (None when it leaves
@@ -188,18 +93,12 @@ class WorkspaceSource:
 
     def tab_html(self, name: str, *, static: bool) -> str | None:
         if name == "benchmark" and self.ws.iteration is not None:
-            from .benchmark_view import benchmark_context
-
             return str(templates().get_template("benchmark.html.j2").render(**benchmark_context(self)))
         if name == "routing" and self.ws.routing is not None:
-            from .routing_view import routing_context
-
             return str(templates().get_template("routing.html.j2").render(**routing_context(self)))
         return None
 
     def detail_html(self, ref: str, *, static: bool) -> str | None:
-        from .routing_view import DETAIL_PREFIX, routing_detail
-
         if ref.startswith(DETAIL_PREFIX) and self.ws.routing is not None:
             return routing_detail(self, ref.removeprefix(DETAIL_PREFIX))
         if ref.startswith(RUN_FILES_PREFIX):
@@ -234,8 +133,6 @@ class WorkspaceSource:
             items=[file_view(f, static=static) for f in outputs], more=more))
 
     def detail_refs(self) -> list[str]:
-        from .routing_view import routing_detail_refs
-
         return routing_detail_refs(self) if self.ws.routing is not None else []
 
     # ---- one case --------------------------------------------------------------------------------

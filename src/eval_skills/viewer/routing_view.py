@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..formats.routing_results import RoutingQueryResult, RoutingResults, RoutingRunRecord, routing_run_dir
+from .iteration import IterationData
 from .render import templates
-
-if TYPE_CHECKING:
-    from .paired_view import WorkspaceSource
 
 __all__ = ["DETAIL_PREFIX", "routing_context", "routing_detail", "routing_detail_refs", "routing_results"]
 
@@ -36,7 +34,7 @@ FACTS = (("skill_name", "skill"), ("agent", "agent"), ("model", "model"), ("runs
          ("tool_version", "eval-skills"))
 
 
-def routing_results(src: WorkspaceSource) -> tuple[RoutingResults | None, str | None]:
+def routing_results(src: IterationData) -> tuple[RoutingResults | None, str | None]:
     folder = src.ws.routing_path
     if folder is None:
         return None, None
@@ -107,7 +105,7 @@ def _runs(folder: Path, query: RoutingQueryResult) -> list[dict[str, Any]]:
     return runs
 
 
-def routing_context(src: WorkspaceSource) -> dict[str, Any]:
+def routing_context(src: IterationData) -> dict[str, Any]:
     folder = src.ws.routing_path
     assert folder is not None
     results, problem = routing_results(src)
@@ -135,7 +133,7 @@ def routing_context(src: WorkspaceSource) -> dict[str, Any]:
             "planned": meta.get("planned_runs"), "finished": meta.get("finished_runs")}
 
 
-def routing_detail_refs(src: WorkspaceSource) -> list[str]:
+def routing_detail_refs(src: IterationData) -> list[str]:
     """Every run's detail reference (for a static page, which holds them all)."""
     folder = src.ws.routing_path
     results, _ = routing_results(src)
@@ -144,7 +142,7 @@ def routing_detail_refs(src: WorkspaceSource) -> list[str]:
     return [run["ref"] for query in results.queries for run in _runs(folder, query) if run["transcript"]]
 
 
-def routing_detail(src: WorkspaceSource, ref: str) -> str | None:
+def routing_detail(src: IterationData, ref: str) -> str | None:
     """One run's transcript as HTML (``ref``: ``<query index>/<run number>``), None when there is no such run."""
     folder = src.ws.routing_path
     match = _DETAIL.fullmatch(ref)

@@ -34,8 +34,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...formats.workspace import SkillEvent, UsageEvent
-from ..base import TokenUsage
 from ..output import ParseContext, ParsedOutput, RawOutput, read_json
+from ..usage import TokenUsage
 from .common import READ_OF_SKILL_MD, JsonLinesParser, as_cost, as_int, obj, one_line, skill_read, text_of, usage_event
 
 __all__ = ["ClaudeParser"]

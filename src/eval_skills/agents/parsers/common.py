@@ -17,8 +17,8 @@ from typing import Any
 
 from ...formats.workspace import MessageEvent, SkillEvent, ToolCallEvent, TranscriptEvent, UsageEvent
 from ...procs import excerpt
-from ..base import TokenUsage
 from ..output import OutputParser, ParseContext
+from ..usage import TokenUsage
 
 __all__ = ["READ_OF_SKILL_MD", "JsonLinesParser", "Transcript", "as_cost", "as_int", "is_count", "obj",
            "one_line", "skill_read", "skill_reads", "text_of", "usage_event"]

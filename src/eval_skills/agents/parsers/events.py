@@ -17,8 +17,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from ...formats.workspace import FinalEvent, ToolCallEvent, TranscriptEvent, UsageEvent
 from ...procs import excerpt
-from ..base import TokenUsage
 from ..output import OutputParser, ParsedOutput, RawOutput
+from ..usage import TokenUsage
 
 __all__ = ["EventsParser"]
 

@@ -9,9 +9,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .formats.skill import Skill
-from .formats.strategy import Strategy
-from .reports._format import num as _num
+from ..formats.skill import Skill
+from ..formats.strategy import Strategy
+from ..reports._format import num as _num
 
 __all__ = ["Selection", "metrics_of", "newest_by_skill", "select_skills"]
 

@@ -13,13 +13,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ._version import __version__
-from .adapters import create_adapter
+from .._version import __version__
+from ..adapters import create_adapter
+from ..errors import HarnessError
+from ..results import TaskResult
 from .aggregate import build_reports
-from .errors import HarnessError
 from .plan import Plan
 from .preflight import close_adapters, run_preflight
-from .results import TaskResult
 from .runner import AdapterFactory, RunSettings, execute
 
 __all__ = ["EvaluationOutcome", "RunFailed", "evaluate", "timestamp_now"]
@@ -77,9 +77,9 @@ async def evaluate(plan: Plan, settings: RunSettings, *, store_path: Path | None
     out of descriptors) stops it cleanly: reports are written, the evaluation is marked failed with the
     reason, and :class:`RunFailed` is raised.
     """
-    from .reports import prepare_output_dir
-    from .store import Store
-    from .store.writer import ResultWriter
+    from ..reports import prepare_output_dir
+    from ..store import Store
+    from ..store.writer import ResultWriter
 
     started = timestamp_now()
     # Check everything that can be wrong before anything runs or is written.
@@ -175,7 +175,7 @@ async def evaluate(plan: Plan, settings: RunSettings, *, store_path: Path | None
             store.close()
     files: list[Path] = []
     if writing_reports:
-        from .reports import write_reports
+        from ..reports import write_reports
 
         kept = reports if keep is None else keep(reports)
         files = write_reports(kept, formats, output_dir) if kept else []  # type: ignore[arg-type]

@@ -17,13 +17,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .adapters.base import Adapter
-from .errors import HarnessError, HarnessResourceError, InputError, ScorerError, SkillError
-from .formats.skill import Skill
+from ..adapters.base import Adapter
+from ..errors import HarnessError, HarnessResourceError, InputError, ScorerError, SkillError
+from ..formats.skill import Skill
+from ..procs import reap_orphans, resource_failure
+from ..results import TaskResult
+from ..scoring.offloop import run_off_loop
 from .plan import Plan, WorkItem
-from .procs import reap_orphans, resource_failure
-from .results import TaskResult
-from .scoring.offloop import run_off_loop
 
 __all__ = ["RunSettings", "RunOutcome", "execute"]
 

@@ -8,10 +8,10 @@ import asyncio
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .adapters.base import Adapter
-from .errors import ScorerError
+from ..adapters.base import Adapter
+from ..errors import ScorerError
+from ..scoring.scorers import schema_problem, schema_validator
 from .plan import Plan
-from .scoring.scorers import schema_problem, schema_validator
 
 __all__ = ["close_adapters", "dry_run_notes", "input_fit_notes", "run_preflight"]
 

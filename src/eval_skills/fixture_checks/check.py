@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from .errors import InputError
-from .formats.agentskills import load_skill_md
-from .formats.fixtures import (
+from ..errors import InputError
+from ..formats.agentskills import load_skill_md
+from ..formats.fixtures import (
     EXAMPLES_DIR,
     FixtureTask,
     InstructionSkill,
@@ -35,7 +35,7 @@ from .formats.fixtures import (
     read_answer,
     select_skills,
 )
-from .scoring.assertions import Check, CheckResult, run_check
+from ..scoring.assertions import Check, CheckResult, run_check
 
 __all__ = [
     "Failure",

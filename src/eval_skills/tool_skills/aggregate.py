@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..reports import tag_breakdown
+from ..results import TaskResult
+from ..stats import CI_MIN_RESULTS, bootstrap_ci, pass_at_k, skill_summary, weighted_mean
+from ..stats.estimators import CI_ITERATIONS
 from .plan import Plan
-from .reports import tag_breakdown
-from .results import TaskResult
-from .stats import CI_MIN_RESULTS, bootstrap_ci, pass_at_k, skill_summary, weighted_mean
-from .stats.estimators import CI_ITERATIONS
 
 __all__ = ["build_reports", "partial_score"]
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import ScorerError
-from .judges import ATTEMPTS, Judge, ScoreRequest, ScoreVerdict
+from ..errors import ScorerError
+from ..judges import ATTEMPTS, Judge, ScoreRequest, ScoreVerdict
 
 __all__ = ["JudgeForScoring"]
 

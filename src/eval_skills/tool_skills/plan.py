@@ -9,12 +9,12 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from .errors import InputError, ScorerError
-from .formats._load import validation_error
-from .formats.benchmark import Benchmark, Task
-from .formats.skill import Skill
-from .scoring.schemas import UnresolvedRef
-from .scoring.scorers import (
+from ..errors import InputError, ScorerError
+from ..formats._load import validation_error
+from ..formats.benchmark import Benchmark, Task
+from ..formats.skill import Skill
+from ..scoring.schemas import UnresolvedRef
+from ..scoring.scorers import (
     DEFAULT_SCORER_TIMEOUT_S,
     Scorer,
     ScoringContext,

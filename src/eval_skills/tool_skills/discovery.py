@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
-from .formats.skill import Skill, SkillManifest, find_skill_files, load_skill
+from ..errors import InputError
+from ..formats.skill import Skill, SkillManifest, find_skill_files, load_skill
 
 __all__ = ["Found", "ScanResult", "find_skills", "history", "latest_reports", "relevance", "scan_skills"]
 
@@ -81,7 +81,7 @@ def relevance(manifest: SkillManifest, query: str) -> float:
 def _open_store(store_path: Path | None) -> Any:
     if store_path is None or not Path(store_path).is_file():
         return None
-    from .store import Store
+    from ..store import Store
 
     return Store.open(store_path)
 
