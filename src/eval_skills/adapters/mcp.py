@@ -28,25 +28,19 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import mcp_types
-from mcp import Client
-from mcp.client.sse import sse_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
-from pydantic import ValidationError
 
-from .._version import __version__
-from ..errors import InputError, SkillCrashed, SkillError, SkillProtocolError, SkillRpcError, SkillTimeout
+from ..errors import InputError, SkillCrashed, SkillError, SkillProtocolError, SkillRpcError
 from ..formats.skill import ADAPTER_CONFIG_FILE, Skill
 from ..procs import Child, describe_exit, resolve_argv
 from ..results import Invocation
 from ._mcp_http import mcp_http_client
+from ._mcp_session import Session, reason_of
 from ._mcp_skill import TOOL_FIELD, result_output, texts_of, tool_name, transport_of
-from ._mcp_stdio import _GENERIC, UNUSABLE, StdioServer, crash_detail
+from ._mcp_stdio import _GENERIC, StdioServer, crash_detail
 from ._process import child_env, parse_usage
 from .base import Adapter
 from .http import health_url, request_headers, start_server
@@ -57,145 +51,6 @@ __all__ = ["McpAdapter", "result_output", "tool_name"]
 logging.getLogger("mcp").addHandler(logging.NullHandler())  # failures reach the user as task errors instead
 
 MAX_TOOL_PAGES = 100
-IN_FLIGHT = " while the call was in flight"
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def _reason(exc: BaseException) -> str:
-    exc = _leaf(exc)
-    if isinstance(exc, MCPError):
-        return f"MCP error {exc.error.code}: {exc.error.message}"
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-class _Session:
-    """One client session, owned by a task of its own: the SDK's task groups must be left by the task that
-    entered them, and the runner's calls come from many tasks."""
-
-    def __init__(self, adapter: McpAdapter) -> None:
-        self.adapter = adapter
-        self.stdio = adapter.new_stdio()
-        self.client: Client | None = None
-        self._stop = asyncio.Event()
-        self._owner: asyncio.Task[None] | None = None
-        self._failed = False
-
-    @property
-    def dead(self) -> bool:
-        return (self._failed or (self._owner is not None and self._owner.done())
-                or (self.stdio is not None and self.stdio.child is not None and not self.stdio.child.running))
-
-    @contextlib.asynccontextmanager
-    async def _connect(self) -> AsyncIterator[Client]:
-        info = mcp_types.Implementation(name="eval-skills", version=__version__)
-        if self.stdio is not None:
-            async with Client(self.stdio.transport(), cache=None, client_info=info) as client:
-                yield client
-            return
-        url = self.adapter.url
-        assert url is not None
-        if self.adapter.transport == "sse":
-            connect = sse_client(url, httpx_client_factory=self.adapter.http_client)
-            async with Client(connect, cache=None, client_info=info) as client:
-                yield client
-            return
-        async with self.adapter.http_client() as http, \
-                Client(streamable_http_client(url, http_client=http), cache=None, client_info=info) as client:
-            yield client
-
-    async def _own(self, ready: asyncio.Future[BaseException | None]) -> None:
-        try:
-            async with self._connect() as client:
-                self.client = client
-                ready.set_result(None)
-                await self._stop.wait()
-        except BaseException as exc:  # noqa: BLE001 - the session ended: say why to whoever waits
-            if not ready.done():
-                ready.set_result(exc)
-        finally:
-            self._failed = True
-
-    async def open(self, timeout: float) -> None:
-        ready: asyncio.Future[BaseException | None] = asyncio.get_running_loop().create_future()
-        self._owner = asyncio.ensure_future(self._own(ready))
-        try:
-            async with asyncio.timeout(timeout):
-                failure = await asyncio.shield(ready)
-        except TimeoutError:
-            await self.close()
-            raise SkillTimeout(f"no answer to the MCP handshake within {timeout:g}s{await self.stderr()}") from None
-        except BaseException:
-            await self.close()
-            raise
-        if failure is not None:
-            await self.close()
-            raise SkillCrashed(await self.describe_end(failure, opening=True))
-
-    async def stderr(self) -> str:
-        if self.stdio is None or self.stdio.child is None:
-            return await self.adapter.server_output()
-        await self.stdio.child.settle(0.2)
-        tail = self.stdio.child.stderr.tail()
-        return f"; stderr: {tail}" if tail else ""
-
-    async def describe_end(self, exc: BaseException | None = None, during: str = "", opening: bool = False) -> str:
-        """Why the session ended (or never began): how the server program ended and its stderr, or the
-        connection's error."""
-        if self.stdio is not None:
-            if self.stdio.child is None and exc is not None:  # the program could not be run at all
-                return str(_leaf(exc))
-            return await self.stdio.describe_end(during)
-        reason = f": {self.adapter.redact(_reason(exc))}" if exc is not None else ""
-        output = await self.adapter.server_output()
-        what = "no session with" if opening else "lost the connection to"
-        return f"{what} the MCP server at {self.adapter.url}{during}{reason}{output}"
-
-    async def call(self, name: str, arguments: Any, timeout: float) -> mcp_types.CallToolResult:
-        client = self.client
-        assert client is not None
-        try:
-            async with asyncio.timeout(timeout + 1.0):  # the SDK's own timeout comes first; this one is a net
-                return await client.call_tool(name, arguments, read_timeout_seconds=timeout)
-        except TimeoutError:
-            raise SkillTimeout(f"no result within {timeout:g}s") from None
-        except MCPError as exc:
-            code = exc.error.code
-            if exc.error.data == UNUSABLE:  # a reply we read but will not take (see _mcp_stdio)
-                raise SkillProtocolError(exc.error.message) from None
-            if code == mcp_types.REQUEST_TIMEOUT:
-                raise SkillTimeout(f"no result within {timeout:g}s") from None
-            if code == mcp_types.CONNECTION_CLOSED or self.dead:
-                self._failed = True
-                raise SkillCrashed(await self.describe_end(during=IN_FLIGHT)) from None
-            message = self.adapter.redact(" ".join(exc.error.message.split()))
-            raise SkillRpcError(f"MCP error {code}: {message}", code=code, data=exc.error.data) from None
-        except ValidationError as exc:
-            raise SkillProtocolError(f"the MCP server's result is not valid: {_reason(exc)}") from None
-        except Exception as exc:  # noqa: BLE001 - a transport failure: the connection is gone or broken
-            if self.dead or self.adapter.url is not None:
-                self._failed = True
-                raise SkillCrashed(await self.describe_end(exc, during=IN_FLIGHT)) from None
-            raise SkillProtocolError(self.adapter.redact(_reason(exc))) from None
-
-    async def close(self) -> None:
-        self._stop.set()
-        owner = self._owner
-        if owner is None or owner.done():
-            return
-        if self.client is None:  # still in the handshake: nothing to end gracefully
-            if self.stdio is not None:
-                self.stdio.grace = 0.0
-            owner.cancel()
-        done, _ = await asyncio.wait([owner], timeout=self.adapter.stop_grace + 3.0)
-        if not done:
-            owner.cancel()
-            await asyncio.gather(owner, return_exceptions=True)
 
 
 class McpAdapter(Adapter):
@@ -221,8 +76,8 @@ class McpAdapter(Adapter):
             self.command = skill_command(skill)
             self.origin = (config_file, "$.command") if skill.adapter.command else (str(skill.path), "$.entrypoint")
         self.starts = 0  # sessions opened so far
-        self._session: _Session | None = None
-        self._opening: asyncio.Future[_Session] | None = None
+        self._session: Session | None = None
+        self._opening: asyncio.Future[Session] | None = None
         self._down: str | None = None  # why the server could not be started again
         self._stderr_read: tuple[Any, int] = (None, 0)  # how far crash reports have read a server's stderr
         self._server: Child | None = None  # the HTTP server ``start`` launched
@@ -269,7 +124,7 @@ class McpAdapter(Adapter):
 
     # -- sessions ------------------------------------------------------------------------------------
 
-    async def _ensure(self) -> _Session:
+    async def _ensure(self) -> Session:
         """The live session: the current one, else a new one (one opening at a time, shared by the callers)."""
         session = self._session
         if session is not None and not session.dead:
@@ -280,7 +135,7 @@ class McpAdapter(Adapter):
             self._opening = asyncio.ensure_future(self._open(session))
         return await asyncio.shield(self._opening)
 
-    async def _open(self, previous: _Session | None) -> _Session:
+    async def _open(self, previous: Session | None) -> Session:
         if previous is not None:
             await previous.close()
         config = self.skill.adapter
@@ -291,7 +146,7 @@ class McpAdapter(Adapter):
                     await self._server.kill()
                 async with httpx.AsyncClient() as probe:
                     self._server = await start_server(self.skill, probe, health_url(self.skill, self.url))
-            session = _Session(self)
+            session = Session(self)
             await session.open(wait_s)
         except SkillError as exc:
             if not self.starts:
@@ -332,7 +187,7 @@ class McpAdapter(Adapter):
         return [f"MCP server {where} (protocol {session.client.protocol_version}) has {count}: {shown}",
                 f"tool {self.tool!r} found{described}"]
 
-    async def _list_tools(self, session: _Session, file: str, field: str) -> list[mcp_types.Tool]:
+    async def _list_tools(self, session: Session, file: str, field: str) -> list[mcp_types.Tool]:
         assert session.client is not None
         tools: list[mcp_types.Tool] = []
         cursor: str | None = None
@@ -347,7 +202,7 @@ class McpAdapter(Adapter):
         except TimeoutError:
             raise InputError("the MCP server did not list its tools in time", file=file, field=field) from None
         except Exception as exc:  # noqa: BLE001 - whatever the server did wrong
-            reason = await session.describe_end(exc) if session.dead else self.redact(_reason(exc))
+            reason = await session.describe_end(exc) if session.dead else self.redact(reason_of(exc))
             raise InputError(f"the MCP server did not list its tools: {reason}", file=file, field=field) from None
         return tools
 
@@ -385,7 +240,7 @@ class McpAdapter(Adapter):
         usage = parse_usage(output.get("usage")) if isinstance(output, dict) and "usage" in output else None
         return Invocation(output=output, usage=usage, latency_ms=latency_ms)
 
-    def _stderr_ring(self, session: _Session) -> Any:
+    def _stderr_ring(self, session: Session) -> Any:
         """Where the server's stderr is kept: the stdio program's, or that of the HTTP server we started."""
         if session.stdio is not None:
             return session.stdio.child.stderr if session.stdio.child is not None else None
