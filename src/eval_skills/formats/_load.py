@@ -88,13 +88,25 @@ def validation_error(exc: ValidationError, file: str, prefix: tuple[int | str, .
     return InputError(msg + more, file=file, field=json_path(loc))
 
 
+_ADAPTERS: dict[Any, TypeAdapter[Any]] = {}
+
+
+def _adapter(model: Any) -> TypeAdapter[Any]:
+    """One validator per type (``list[RoutingQuery]``...), built on its first use: building one costs about
+    a millisecond, more than validating a small file with it."""
+    adapter = _ADAPTERS.get(model)
+    if adapter is None:
+        adapter = _ADAPTERS[model] = TypeAdapter(model)
+    return adapter
+
+
 def validate(model: type[M], data: Any, file: str, prefix: tuple[int | str, ...] = ()) -> M:
     fields: list[str] | None = None
     try:
         if isinstance(model, type) and issubclass(model, BaseModel):
             fields = list(model.model_fields)
             return model.model_validate(data)
-        return TypeAdapter(model).validate_python(data)
+        return _adapter(model).validate_python(data)
     except ValidationError as exc:
         raise validation_error(exc, file, prefix, fields) from None
 
