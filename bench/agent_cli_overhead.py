@@ -9,7 +9,11 @@ answers every agent turn with a short text (tests/fakes/model_server.py), in the
 - harness: the same CLI as an eval-skills agent (``create_agent(cli).run(...)``): a fresh workspace, the skill
   copied in, the workspace snapshotted before and after, the output parsed, the run's result built.
 
-The harness's cost per run is the difference of the medians; the ratio is harness / bare.
+The harness's cost per run is the difference of the medians; the ratio is harness / bare. The CLIs' own
+start-up varies by seconds from run to run, far more than the harness costs, so the wall times rarely resolve it.
+The CPU time this process spends (``time.process_time``: every thread of it, none of its children) does: in a
+bare run it is the scripted model server's alone, in a harness run the server's and the harness's, so the
+difference of the medians is the CPU the harness spends per run, whatever the CLI's spread.
 
     python bench/agent_cli_overhead.py            # 6 runs of each kind per CLI
     python bench/agent_cli_overhead.py --quick    # 2 runs of each kind
@@ -41,26 +45,29 @@ SKILL_MD = "---\nname: noop-skill\ndescription: Does nothing.\n---\nDo nothing.\
 PROMPT = "Say done."
 
 
-def bare(agent: CliAgent, folder: Path, env: dict[str, str]) -> float:
+def bare(agent: CliAgent, folder: Path, env: dict[str, str]) -> tuple[float, float]:
     argv = [str(agent.bin), *agent.arguments(MODELS[agent.name], None, folder), *agent.last_args]
+    cpu = time.process_time()
     started = time.perf_counter()
     subprocess.run(argv, cwd=folder, input=PROMPT.encode(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                    env={**env, "PWD": str(folder)}, check=False, timeout=300, start_new_session=True)
-    return time.perf_counter() - started
+    return time.perf_counter() - started, time.process_time() - cpu
 
 
-def harnessed(agent: CliAgent, root: Path, skill: Path) -> float:
+def harnessed(agent: CliAgent, root: Path, skill: Path) -> tuple[float, float]:
     workspace = Path(tempfile.mkdtemp(prefix="ws-", dir=root))
+    cpu = time.process_time()
     started = time.perf_counter()
     result = asyncio.run(agent.run(AgentRequest(PROMPT, workspace, [skill], timeout=300, model=MODELS[agent.name])))
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     shutil.rmtree(workspace, ignore_errors=True)
     if not result.ok:
         raise SystemExit(f"{agent.name}: the run failed: {result.error}")
-    return elapsed
+    return elapsed, cpu
 
 
-def measure(cli: str, n: int, root: Path) -> tuple[float, float]:
+def measure(cli: str, n: int, root: Path) -> tuple[float, float, float]:
+    """Median wall time of a bare run and of a harness run, and the harness's CPU per run (s)."""
     with ModelServer() as model:
         model.rule(tooled(), Answer("done"))
         env = {**os.environ, **cli_env(cli, model, root / f"home-{cli}")}
@@ -78,7 +85,8 @@ def measure(cli: str, n: int, root: Path) -> tuple[float, float]:
         for _ in range(n):
             bares.append(bare(agent, folder, env))
             runs.append(harnessed(agent, root, skill))
-    return statistics.median(bares), statistics.median(runs)
+    cpu = statistics.median(r[1] for r in runs) - statistics.median(b[1] for b in bares)
+    return statistics.median(b[0] for b in bares), statistics.median(r[0] for r in runs), cpu
 
 
 def main() -> None:
@@ -93,16 +101,18 @@ def main() -> None:
         for cli in args.cli or CLIS:
             reason = missing(cli)
             if reason:
-                rows.append((cli, None, None, reason))
+                rows.append((cli, None, None, None, reason))
                 continue
-            bare_s, run_s = measure(cli, n, Path(tmp))
-            rows.append((cli, bare_s, run_s, ""))
-    print(f"{'CLI':<10}{'bare (s)':>10}{'harness (s)':>13}{'cost (s)':>10}{'ratio':>8}   median of {n} runs each")
-    for cli, bare_s, run_s, reason in rows:
-        if bare_s is None or run_s is None:
+            bare_s, run_s, cpu_s = measure(cli, n, Path(tmp))
+            rows.append((cli, bare_s, run_s, cpu_s, ""))
+    print(f"{'CLI':<10}{'bare (s)':>10}{'harness (s)':>13}{'cost (s)':>10}{'ratio':>8}{'harness CPU (ms)':>18}"
+          f"   median of {n} runs each")
+    for cli, bare_s, run_s, cpu_s, reason in rows:
+        if bare_s is None or run_s is None or cpu_s is None:
             print(f"{cli:<10}skipped: {reason}")
         else:
-            print(f"{cli:<10}{bare_s:>10.2f}{run_s:>13.2f}{run_s - bare_s:>10.2f}{run_s / bare_s:>8.2f}")
+            print(f"{cli:<10}{bare_s:>10.2f}{run_s:>13.2f}{run_s - bare_s:>10.2f}{run_s / bare_s:>8.2f}"
+                  f"{cpu_s * 1000:>18.1f}")
 
 
 if __name__ == "__main__":
