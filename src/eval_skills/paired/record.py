@@ -68,6 +68,7 @@ class RunRecord:
     tool_calls: int
     grading: Grading | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    folder: Path | None = None  # the run's folder (its outputs/ holds the files the agent made)
 
     @property
     def ok(self) -> bool:
@@ -207,7 +208,7 @@ def write_run(folder: Path, out: RunOutput, *, case_key: str, arm: str, number: 
                      error=out.error, response=out.response, transcript=list(out.transcript),
                      outputs=_texts(copied, sizes, secrets), duration_s=timing.total_duration_seconds,
                      tokens=usage.total_tokens,
-                     token_measurement=usage.measurement, tool_calls=tool_calls, extra=extra)
+                     token_measurement=usage.measurement, tool_calls=tool_calls, extra=extra, folder=folder)
 
 
 def load_run(folder: Path, *, run_id: str, case_key: str, arm: str, number: int) -> RunRecord | None:
@@ -252,7 +253,7 @@ def load_run(folder: Path, *, run_id: str, case_key: str, arm: str, number: int)
                      tokens=timing.total_tokens, token_measurement=timing.token_measurement,
                      tool_calls=int(extra.get("tool_calls") or sum(isinstance(e, ToolCallEvent)
                                                                    for e in transcript)),
-                     grading=load_grading(folder), extra=extra)
+                     grading=load_grading(folder), extra=extra, folder=folder)
 
 
 def write_grading(folder: Path, grading: Grading) -> None:
