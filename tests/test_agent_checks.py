@@ -16,6 +16,7 @@ import pytest
 from e2e_scenarios import SKILL, SKILLS_SUBDIR
 from fakes import FAKE_AGENT
 from fakes.openai_server import FakeOpenAI, completion, tool_call
+from paired_data import agent_args, paired, write_skill
 from test_agents import make_skill
 
 from eval_skills.agents import AgentRequest, ParseContext, RawOutput, create_agent, create_parser
@@ -239,3 +240,55 @@ def test_invalid_checks_are_refused_naming_the_field(spec: dict[str, Any], said:
     line = str(raised.value)
     assert line.startswith("evals.json: $.evals[0].selftune_assertions[0]") and said in line, line
     assert "\n" not in line
+
+
+# ---- a paired run through the stand-in agent ------------------------------------------------------------
+
+AGENT_CHECKS = [
+    {"type": "tool_sequence", "value": ["Read", "Bash", "write_file"]},
+    {"type": "tool_args", "tool": "Bash", "path": "$.command", "pattern": "^wc "},
+    {"type": "tool_count", "tool": "write_file", "min": 1, "max": 1},
+    {"type": "skill_before", "tool": "write_file"},
+    {"type": "no_tool_errors"},
+    {"type": "file_created", "path": "out/*.md"},
+    {"type": "file_contains", "path": "**/report.md", "pattern": "VAT [0-9]+ EUR"},
+]
+
+
+def test_a_paired_run_grades_what_the_agent_did(tmp_path: Path) -> None:
+    skill = write_skill(tmp_path / "invoice-check", "version 2")
+    case = {"id": 1, "prompt": "Check the invoice", "assertions": [], "selftune_assertions": AGENT_CHECKS}
+    (skill / "evals" / "evals.json").write_text(json.dumps({"skill_name": "invoice-check", "evals": [case]}))
+    script = tmp_path / "agent.json"  # with the skill: Read SKILL.md, Bash, then writes the report; without: Bash
+    script.write_text(json.dumps({
+        "skill": "invoice-check", "answer": "plain", "log": str(tmp_path / "log.jsonl"),
+        "tool_calls": [{"name": "Bash", "input": {"command": "wc -l invoice.txt"}, "result": "1"}],
+        "skill_answers": [{"when": "version", "skilled_answer": "done", "files": {"out/report.md": "VAT 7 EUR\n"}}]}))
+    out = paired("--skill-path", skill, *agent_args(script), "--no-compare", "--no-store", cwd=tmp_path,
+                 script_file=script)
+    assert out.returncode == 0, out.stderr
+    iteration = tmp_path / "invoice-check-workspace" / "iteration-1" / "eval-1"
+    graded = {arm: json.loads((iteration / arm / "run-1" / "grading.json").read_text())["expectations"]
+              for arm in ("with_skill", "without_skill")}
+    assert [e["passed"] for e in graded["with_skill"]] == [True] * 7, graded["with_skill"]
+    assert [e["passed"] for e in graded["without_skill"]] == [False, True, False, False, True, False, False]
+    with_skill = {e["text"]: e["evidence"] for e in graded["with_skill"]}
+    assert with_skill['tool_sequence ["Read", "Bash", "write_file"]'] == "Read -> Bash -> write_file in order: " \
+        "events 2, 4, 5"
+    assert with_skill['file_contains "**/report.md" pattern "VAT [0-9]+ EUR"'] == \
+        "out/report.md matches 'VAT [0-9]+ EUR': 'VAT 7 EUR' at line 1, column 1"
+    without = {e["text"]: e["evidence"] for e in graded["without_skill"]}
+    assert without['skill_before "write_file"'] == "no skill was invoked; write_file never called"
+    assert without['file_created "out/*.md"'] == "no file the agent created matches 'out/*.md'; it created or " \
+        "changed no file"
+
+    bad = {**case, "selftune_assertions": [*AGENT_CHECKS, {"type": "file_contains", "path": "../../etc/passwd",
+                                                           "text": "root"}]}
+    (skill / "evals" / "evals.json").write_text(json.dumps({"skill_name": "invoice-check", "evals": [bad]}))
+    (tmp_path / "log.jsonl").unlink()
+    refused = paired("--skill-path", skill, *agent_args(script), "--no-compare", "--no-store", cwd=tmp_path,
+                     script_file=script)
+    assert refused.returncode == 2 and not (tmp_path / "log.jsonl").exists()  # refused before any run
+    assert refused.stderr.strip().splitlines()[-1].endswith(
+        "evals.json: $.evals[0].selftune_assertions[7]: file_contains: path '../../etc/passwd' leaves the run's "
+        "folder ('..')")
