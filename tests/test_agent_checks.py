@@ -21,6 +21,8 @@ from test_agents import make_skill
 
 from eval_skills.agents import AgentRequest, ParseContext, RawOutput, create_agent, create_parser
 from eval_skills.errors import InputError
+from eval_skills.paired.assertion_check import check_assertions
+from eval_skills.paired.plan import load_plan
 from eval_skills.paired.selftune import selftune_check
 from eval_skills.scoring.assertions import AgentFile, Check, CheckResult, Trace, run_check
 from eval_skills.scoring.file_checks import matches_glob
@@ -292,3 +294,21 @@ def test_a_paired_run_grades_what_the_agent_did(tmp_path: Path) -> None:
     assert refused.stderr.strip().splitlines()[-1].endswith(
         "evals.json: $.evals[0].selftune_assertions[7]: file_contains: path '../../etc/passwd' leaves the run's "
         "folder ('..')")
+
+
+def test_checking_the_assertions_before_any_run(tmp_path: Path) -> None:
+    """The checks on what the agent did are graded as a run that did nothing: one that passes there (a tool_count
+    with only min 0) checks nothing; the ones that only forbid are left out; none can contradict the expected
+    output (which is text)."""
+    skill = write_skill(tmp_path / "invoice-check", "version 2")
+    checks = [{"type": "contains", "value": "VAT"}, {"type": "not_contains", "value": "legacy"},
+              {"type": "tool_called", "value": "Read"}, {"type": "no_tool_errors"},
+              {"type": "tool_count", "tool": "Bash", "max": 3}, {"type": "tool_count", "tool": "Bash", "min": 0},
+              {"type": "file_created", "path": "notes.txt"}, {"type": "skill_before", "tool": "Write"}]
+    case = {"id": 1, "prompt": "p", "expected_output": "The VAT is 7 EUR", "assertions": [],
+            "selftune_assertions": checks}
+    (skill / "evals" / "evals.json").write_text(json.dumps({"skill_name": "invoice-check", "evals": [case]}))
+    findings = asyncio.run(check_assertions(load_plan(skill), None))
+    assert [(f.assertion, f.kind) for f in findings] == [('not_contains "legacy"', "checks_nothing"),
+                                                         ('tool_count "Bash" min 0', "checks_nothing")]
+    assert findings[1].evidence == "0 call(s) of Bash; wanted at least 0"

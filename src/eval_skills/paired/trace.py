@@ -13,7 +13,7 @@ __all__ = ["FILE_KINDS", "FILE_LIMIT", "trace_of"]
 
 FILE_KINDS = frozenset({"file_created", "file_contains"})  # the checks that read the files
 
-FILE_LIMIT = 10_000_000  # bytes of one agent file a check reads (a larger one's content is not kept)
+FILE_LIMIT = 10 << 20  # bytes of one agent file a check reads (as many as a run brings back of one file)
 
 
 def _read(outputs: Path, name: str) -> bytes | None:

@@ -113,10 +113,10 @@ def run_checks(checks: Iterable[Check], text: str, tool_calls: Sequence[ToolCall
 
 def only_forbids(check: Check) -> bool:
     """Whether ``check`` only forbids something the agent might do (so an agent doing nothing passes it by
-    design): ``tool_not_called``, ``no_tool_errors``, a ``tool_count`` without a ``min`` above 0."""
+    design): ``tool_not_called``, ``no_tool_errors``, a ``tool_count`` with a ``max`` and no ``min`` above 0."""
     if check.kind in ("tool_not_called", "no_tool_errors"):
         return True
-    return check.kind == "tool_count" and not check.options.get("min")
+    return check.kind == "tool_count" and check.options.get("max") is not None and not check.options.get("min")
 
 
 def validate_check(check: Check, *, file: str | None = None, field: str | None = None) -> None:
