@@ -158,8 +158,10 @@ def _viewer_copies(outputs: Path, listed: list[dict[str, Any]]) -> None:
         entry[VIEWER_COPY] = name
 
 
-def write_run(folder: Path, out: RunOutput, *, case_key: str, arm: str, number: int) -> RunRecord:
-    """Write a finished run's files (``timing.json`` last) and return its record."""
+def write_run(folder: Path, out: RunOutput, *, case_key: str, arm: str, number: int,
+              agent_version: str | None = None) -> RunRecord:
+    """Write a finished run's files (``timing.json`` last) and return its record (``agent_version``: the version
+    the agent's CLI reported for this iteration)."""
     if folder.exists():
         shutil.rmtree(folder)
     secrets = secret_values(os.environ, out.raw_stdout.secrets if out.raw_stdout is not None else ())
@@ -201,7 +203,8 @@ def write_run(folder: Path, out: RunOutput, *, case_key: str, arm: str, number: 
     extra = {"status": out.status, "error": out.error, "executor_start": out.started_at,
              "executor_end": out.finished_at, "executor_duration_seconds": round(out.duration_s, 3),
              "usage": usage.to_json(), "tool_calls": tool_calls, "skills_invoked": out.skills_invoked,
-             "files": listed, "agent": out.agent, "model": out.model, "exit_code": out.exit_code,
+             "files": listed, "agent": out.agent, "agent_version": agent_version, "model": out.model,
+             "exit_code": out.exit_code,
              "warnings": out.warnings, "isolation": out.isolation}
     write_json(folder / "timing.json", {**timing.model_dump(mode="json"), **extra})
     return RunRecord(run_id=out.run_id, case_key=case_key, arm=arm, number=number, status=out.status,

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from ..formats.workspace import ArmSummary, BenchmarkRun, Grading, RunResult, Timing
 from .paired_view import Comparisons, arm_label, mean_pass_rates, run_error
+from .portability_view import portability_context
 from .render import fixed, number, pct, points, visible
 from .workspace import CaseRef, arm_order, case_sort_key
 
@@ -237,4 +238,5 @@ def benchmark_context(src: WorkspaceSource) -> dict[str, Any]:
                                for n in (bench.non_discriminating if bench else [])],
         "ab": bench.comparison if bench else None, "ab_cases": ab_cases,
         "notes": bench.notes if bench else [], "arm_label": arm_label,
+        "portability": portability_context(src.root, src.ws.iteration_path),
     }
