@@ -65,7 +65,8 @@ def test_the_cli_version_is_recorded_and_a_changed_one_named(tmp_path: Path) -> 
 
 def test_a_cli_upgraded_between_a_run_and_its_resume_is_flagged(tmp_path: Path) -> None:
     skill, _, _ = small_skill(tmp_path, 3)
-    usage = {"input": 10, "output": 5, "cache_read": 0, "cache_write": 0}  # 15 tokens a run: a budget of 40 stops after the third, one at a time
+    # 15 tokens a run: a budget of 40 stops after the third, one run at a time
+    usage = {"input": 10, "output": 5, "cache_read": 0, "cache_write": 0}
     common = ["--skill-path", skill, "--agent", "claude", "--no-compare", "--no-store", "--concurrency", 1]
     out = paired(*common, "--budget-tokens", 40, cwd=tmp_path, env=claude_env(tmp_path, "2.1.0", usage=usage))
     assert out.returncode == 0, out.stderr
