@@ -82,3 +82,10 @@ def test_the_order_of_the_agents_tool_calls(cli: str, tmp_path: Path) -> None:
     assert evidence[5] == f"1 created file(s) match 'total.txt': total.txt ({len(TOTAL)} bytes)"
     assert evidence[6].startswith("notes.txt holds 'VAT checked' at line 1, column 1")
     assert graded["without_skill"][2]["evidence"] == "0 tool call(s); wanted at least 3 and at most 3"
+    # the CLI's own --version, asked once and recorded with each run (package.json pins the versions)
+    pinned = json.loads((Path(__file__).parents[1] / "package.json").read_text())["dependencies"]
+    version = {"claude": pinned["@anthropic-ai/claude-code"], "codex": pinned["@openai/codex"],
+               "opencode": pinned["opencode-ai"]}[cli]
+    recorded = {json.loads((case_dir / arm / "run-1" / "timing.json").read_text())["agent_version"]
+                for arm in ("with_skill", "without_skill")}
+    assert len(recorded) == 1 and version in recorded.pop()
