@@ -15,7 +15,6 @@ from pydantic import ValidationError
 
 from ..formats.workspace import ArmSummary, BenchmarkRun, Grading, RunResult, Timing
 from .paired_view import Comparisons, arm_label, mean_pass_rates, run_error
-from .portability_view import portability_context
 from .render import fixed, number, pct, points, visible
 from .workspace import CaseRef, arm_order, case_sort_key
 
@@ -203,6 +202,8 @@ def _fact(value: Any) -> str:
 
 
 def benchmark_context(src: WorkspaceSource) -> dict[str, Any]:
+    from .portability_view import portability_context  # the per-agent table, when several agents ran
+
     bench, problem = src.benchmark()
     cases = src.scan()
     problems = [problem] if problem else []
