@@ -202,8 +202,6 @@ def _fact(value: Any) -> str:
 
 
 def benchmark_context(src: WorkspaceSource) -> dict[str, Any]:
-    from .portability_view import portability_context  # the per-agent table, when several agents ran
-
     bench, problem = src.benchmark()
     cases = src.scan()
     problems = [problem] if problem else []
@@ -223,6 +221,8 @@ def benchmark_context(src: WorkspaceSource) -> dict[str, Any]:
     summary_rows, delta_problems = _summary_rows(bench.run_summary, arms) if bench else ([], [])
     problems += delta_problems
     delta_label = f"{arm_label(arms[0])} − {arm_label(arms[1])}" if len(arms) >= 2 else "n/a (one configuration)"
+    from .portability_view import portability_context  # the per-agent table, when several agents ran
+
     return {
         "bench": bench, "problems": problems, "bench_broken": bool(problem),  # there, but cannot be read
         "arms": [(a, arm_label(a)) for a in arms],
