@@ -147,6 +147,10 @@ def test_the_command_backend_running_the_stand_in_agent(tmp_path: Path) -> None:
     assert names == ["Read", "Bash", "write_file", "write_file"]  # the Read and its result share an id: one call
     assert result({"type": "tool_sequence", "value": ["Read", "Bash", "write_file"], "strict": True}, trace).passed
     assert result({"type": "skill_before", "tool": "write_file", "skill": SKILL}, trace).passed
+    between = result({"type": "tool_sequence", "value": ["Read", "write_file"], "strict": True}, trace)
+    assert not between.passed and between.evidence.startswith("in order (events 2, 5) but with other calls between;")
+    assert run_check(check({"type": "tool_called", "value": "Bash"}), "", trace=trace).evidence == \
+        "call 2 of 4; 1 call(s) to 'Bash'"  # tool_called reads the trace's calls too
     failed = result({"type": "no_tool_errors"}, trace)
     assert not failed.passed and "event 4 (Bash): 'boom'" in failed.evidence
     assert result({"type": "file_created", "path": "out/*.md"}, trace).evidence == \
