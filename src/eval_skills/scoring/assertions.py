@@ -87,7 +87,7 @@ def _function(kind: str) -> CheckFunction:
 
 
 def _calls_of(trace: Trace) -> list[ToolCall]:
-    return [e for e in trace.events if isinstance(e, Mapping) and e.get("type", "tool_call") == "tool_call"]
+    return [e for _, e in trace.calls]
 
 
 def run_check(check: Check, text: str, tool_calls: Sequence[ToolCall] | None = None, *,
@@ -101,7 +101,7 @@ def run_check(check: Check, text: str, tool_calls: Sequence[ToolCall] | None = N
         if trace is None:
             return CheckResult(check.kind, check.value, False, NO_TRANSCRIPT)
         return found.run(check, trace)
-    if tool_calls is None and trace is not None:
+    if tool_calls is None and trace is not None and ALIASES.get(check.kind, check.kind) in TRANSCRIPT_KINDS:
         tool_calls = _calls_of(trace)
     return _function(check.kind)(check, text, tool_calls, data)
 

@@ -103,6 +103,13 @@ class Trace:
 
     events: Sequence[Mapping[str, Any]] = ()
     files: Sequence[AgentFile] | None = None
+    calls: tuple[tuple[int, Mapping[str, Any]], ...] = field(init=False, repr=False, compare=False)
+    """The tool calls with their event numbers, found once."""
+
+    def __post_init__(self) -> None:
+        calls = tuple((n, e) for n, e in enumerate(self.events, 1) if isinstance(e, Mapping) and
+                      (e.get("type") == "tool_call" or ("type" not in e and "name" in e)))
+        object.__setattr__(self, "calls", calls)
 
 
 TraceCheckFunction = Callable[[Check, Trace], CheckResult]

@@ -116,10 +116,9 @@ def _label(names: Sequence[str]) -> str:
     return names[0] if len(names) == 1 else "|".join(names)
 
 
-def _calls(trace: Trace) -> list[tuple[int, Mapping[str, Any]]]:
+def _calls(trace: Trace) -> Sequence[tuple[int, Mapping[str, Any]]]:
     """The tool calls with their event numbers (from 1)."""
-    return [(n, e) for n, e in enumerate(trace.events, 1) if isinstance(e, Mapping) and
-            (e.get("type") == "tool_call" or ("type" not in e and "name" in e))]
+    return trace.calls
 
 
 def _listing(calls: Sequence[tuple[int, Mapping[str, Any]]]) -> str:
