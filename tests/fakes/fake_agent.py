@@ -20,7 +20,10 @@ The script is JSON from ``--config``, else the file named by ``FAKE_AGENT_CONFIG
                      in the installed SKILL.md overrides the keys above (tells two versions of a skill apart)
     alternate_answer with counter_file: every second run with the same prompt and the same installed SKILL.md
                      answers this instead (the count is kept in counter_file, under a lock)
-    files            {"relative/path": "content"} written into the cwd ("{prompt}" replaced)
+    tool_calls       [{"name": ..., "input": ..., "result": ..., "is_error": ...}, ...]: tool_call events printed
+                     after the skill's reads and before the files' writes (events output only)
+    files            {"relative/path": "content"} written into the cwd ("{prompt}" replaced), each with a
+                     write_file tool_call event
     delete           ["relative/path", ...] removed from the cwd
     usage            a usage event's fields ({"input_tokens": 10, ...}); none printed when absent
     output           "events" (default: the JSON-lines events format) or "text" (only the answer)
@@ -189,6 +192,8 @@ def main() -> int:
         emit({"type": "tool_call", "id": f"call_{n}", "name": "Read", "input": {"file_path": str(path)}})
         emit({"type": "tool_call", "id": f"call_{n}", "name": "Read", "result": path.read_text()[:200]})
         emit({"type": "skill", "skill": name, "detected_by": "reported by the agent", "tool_call_id": f"call_{n}"})
+    for call in script.get("tool_calls", []) if events else []:
+        emit({"type": "tool_call", **call})
     for name, content in script.get("files", {}).items():
         path = Path(name)
         path.parent.mkdir(parents=True, exist_ok=True)

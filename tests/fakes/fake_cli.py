@@ -19,6 +19,7 @@ the file named by ``FAKE_CLI_CONFIG``, else the text of ``FAKE_CLI_JSON``; every
                      is_error result, codex turn.failed, opencode an error event); claude only: "no-result"
                      (the stream stops before the result line), "split" (the answer's API message comes as
                      two lines with the same id and usage, and the stream stops before the result line)
+    version          what ``--version`` prints (default "0.0.0-fake (<cli>)")
     stderr           text written to stderr
     replay           a file of that CLI's output (a sample): printed line for line instead of what the script
                      describes (the command line is still checked, the prompt still read)
@@ -211,6 +212,11 @@ def write(name: str, content: str, prompt: str) -> None:
 
 def main(cli: str) -> int:
     argv = sys.argv[1:]
+    if argv == ["--version"]:  # as the real CLIs answer it: one line, nothing else read or written
+        config = os.environ.get("FAKE_CLI_CONFIG")
+        s = json.loads(Path(config).read_text() if config else os.environ.get("FAKE_CLI_JSON") or "{}")
+        print(s.get("version", f"0.0.0-fake ({cli})"), flush=True)
+        return 0
     output = {"claude": check_claude, "codex": check_codex, "opencode": check_opencode}[cli](argv)
     prompt = sys.stdin.read() if not sys.stdin.isatty() else ""
     config = os.environ.get("FAKE_CLI_CONFIG")

@@ -179,6 +179,11 @@ class Agent(ABC):
     def check(self) -> None:  # noqa: B027 - optional hook
         """Raise InputError when the agent cannot run here (its program is missing, a key is unset)."""
 
+    def cli_version(self) -> str | None:
+        """The version the agent's program reports (``claude --version``), asked once and kept; None when it
+        runs no program of its own, or the version cannot be read."""
+        return None
+
     def use_sandbox(self, sandbox: Sandbox) -> None:
         """Confine every later run with ``sandbox`` (checked by :meth:`check`)."""
         if sandbox.kind != "none" and not self.sandboxable:

@@ -11,11 +11,13 @@ and no flag is given twice (Codex refuses a repeated flag).
 from __future__ import annotations
 
 import shlex
+import subprocess
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..errors import InputError, SkillCrashed
+from ..formats.untrusted import clean_text
 from ..procs import resolve_argv
 from .base import AgentRequest
 from .output import OutputParser, ParseContext, create_parser
@@ -24,6 +26,8 @@ from .process import Launch, ProcessAgent
 __all__ = ["CliAgent", "read_user_file"]
 
 MAX_HOME_FILE = 1 << 20  # a credentials file larger than this is not copied into a private home
+VERSION_TIMEOUT = 30.0  # seconds `<program> --version` may take
+VERSION_CHARS = 200  # characters of the version line kept
 
 
 def read_user_file(path: Path) -> bytes | None:
@@ -66,6 +70,28 @@ class CliAgent(ProcessAgent):
             raise InputError(str(exc), field="agent", hint=f"install {self.program or self.name} or give its path "
                                                            "with --agent-bin") from None
         self.check_sandbox(argv[0])
+
+    def cli_version(self) -> str | None:
+        """The first line ``<program> --version`` prints (at most VERSION_CHARS characters), asked once per
+        agent and kept. None when it cannot be read: the program fails, takes longer than VERSION_TIMEOUT,
+        prints nothing, or runs inside a sandbox's image rather than on this machine."""
+        if not hasattr(self, "_cli_version"):
+            self._cli_version = self._ask_version()
+        return self._cli_version
+
+    def _ask_version(self) -> str | None:
+        if not self.sandbox.host_programs:
+            return None
+        try:
+            argv = resolve_argv([self.bin], cwd=Path.cwd(), env=self.child_env())
+            done = subprocess.run([*argv, "--version"], env=self.child_env(), capture_output=True,
+                                  stdin=subprocess.DEVNULL, timeout=VERSION_TIMEOUT, check=False)
+        except (OSError, SkillCrashed, subprocess.SubprocessError):
+            return None
+        if done.returncode != 0:
+            return None
+        lines = [line.strip() for line in done.stdout.decode("utf-8", "replace").splitlines() if line.strip()]
+        return clean_text(lines[0])[:VERSION_CHARS] if lines else None
 
     def given(self, *flags: str) -> bool:
         """Whether the extra arguments set one of ``flags`` (as ``--flag value`` or ``--flag=value``)."""

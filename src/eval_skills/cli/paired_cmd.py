@@ -64,8 +64,9 @@ def _warn(text: str) -> None:
                    "detecting --target-delta would take.")
 @click.option("--compare-iterations", nargs=2, type=click.IntRange(min=1), default=None, metavar="A B",
               help="Run nothing: compare iteration B of the workspace with iteration A, case by case; refused "
-                   "when the model, the test set, the fixtures or the grading rule differ.")
-@click.option("--allow-different", multiple=True, type=click.Choice(["model", "test-set", "fixtures", "grading"]),
+                   "when the model, the agent CLI's version, the test set, the fixtures or the grading rule differ.")
+@click.option("--allow-different", multiple=True,
+              type=click.Choice(["model", "agent-version", "test-set", "fixtures", "grading"]),
               help="With --compare-iterations: compare although this condition differs (said in every output).")
 @click.option("--check-assertions", is_flag=True,
               help="Before any agent runs, grade each case's expected_output and an empty response: report "
@@ -151,7 +152,7 @@ def paired_command(ctx: click.Context, **params: Any) -> None:
             concurrency=params["concurrency"], timeout=params["timeout"], max_turns=params["max_turns"],
             model=one["model"], compare=compare, budget_tokens=params["budget_tokens"], feedback=feedback,
             agent={"agent": agent.name, "skills_subdir": agent.skills_subdir, "baseline_clean": not user_level,
-                   "isolation": agent.isolation()},
+                   "isolation": agent.isolation(), "agent_version": None if params["dry_run"] else agent.cli_version()},
             notes=tuple(notes), adaptive=params["adaptive"], target_delta=params["target_delta"],
             assertion_check=checked)
         if params["dry_run"]:

@@ -1,11 +1,12 @@
 """Two iterations of one workspace, case by case (``paired --compare-iterations A B``): before and after.
 
 Only comparable iterations are compared. Each iteration records its conditions (``paired_config.json``
-``conditions``: the agent and model, the judge, digests of the test set, the fixture files and the grading
-rule); when the model, the test set, the fixture files or the grading rule differ, the comparison is refused,
-naming what differs, unless the caller allows that difference, and then every output says it. The skill
-itself is what is expected to change. For iterations written before conditions were recorded, the evals
-digest (cases, assertions and fixtures together) stands in for the last three.
+``conditions``: the agent, its CLI's version and the model, the judge, digests of the test set, the fixture files
+and the grading rule); when the model, the agent CLI's version, the test set, the fixture files or the grading rule
+differ, the comparison is refused, naming what differs, unless the caller allows that difference, and then every
+output says it. The skill itself is what is expected to change. For iterations written before conditions were
+recorded, the evals digest (cases, assertions and fixtures together) stands in for the last three; before the
+CLI's version was recorded, it is not compared.
 
 The statistics are the paired ones of an iteration, with cases as pairs: per case, the mean pass rate of a
 configuration's runs in B minus in A; the interval by inverting the sign-flip test, and its p-value.
@@ -26,7 +27,8 @@ from .iteration import CONFIG_FILE
 
 __all__ = ["CONDITIONS", "compare_iterations", "differences"]
 
-CONDITIONS = {"model": "the agent or its model", "test-set": "the test set (case ids, prompts, expected outputs)",
+CONDITIONS = {"model": "the agent or its model", "agent-version": "the version of the agent's CLI",
+              "test-set": "the test set (case ids, prompts, expected outputs)",
               "fixtures": "the fixture files", "grading": "the grading rule (the assertions, the judge)"}
 
 
@@ -48,6 +50,9 @@ def differences(a: dict[str, Any], b: dict[str, Any]) -> dict[str, str]:
     for key in ("agent", "model"):
         if a.get(key) != b.get(key):
             found["model"] = f"{key} was {a.get(key) or 'the default'}, now {b.get(key) or 'the default'}"
+    if "agent_version" in ca and "agent_version" in cb and ca["agent_version"] != cb["agent_version"]:
+        found["agent-version"] = (f"the agent's CLI was {ca['agent_version'] or 'of an unknown version'}, now "
+                                  f"{cb['agent_version'] or 'of an unknown version'}")
     if ca and cb:
         for name, key in (("test-set", "test_set"), ("fixtures", "fixtures"), ("grading", "grading")):
             if ca.get(key) != cb.get(key):

@@ -31,6 +31,7 @@ from ..scoring.assertions import CheckResult, run_check
 from .plan import Case, ab_order
 from .record import RunRecord
 from .selftune import run_key_value
+from .trace import FILE_KINDS, trace_of
 
 __all__ = ["CHECK_DEADLINE", "RESPONSE_LIMIT", "compare_runs", "execution_metrics", "grade_run", "judge_info",
            "response_for_judge", "summarize"]
@@ -118,12 +119,13 @@ async def _checks(case: Case, record: RunRecord) -> list[Expectation]:
     results: list[tuple[bool | None, str]] = []
 
     def run_all() -> None:
+        trace = trace_of(record, with_files=any(c.check.kind in FILE_KINDS for c in case.checks))
         for item in case.checks:
             try:
                 if item.key_value is not None:
                     results.append(run_key_value(item.key_value, text))
                     continue
-                result: CheckResult = run_check(item.check, text, calls)
+                result: CheckResult = run_check(item.check, text, calls, trace=trace)
                 results.append((result.passed, result.evidence))
             except Exception as exc:  # an untrusted response must never crash grading
                 results.append((None, f"the check failed: {type(exc).__name__}: {exc}"))

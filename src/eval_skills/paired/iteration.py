@@ -168,16 +168,17 @@ def iteration_config(plan: PairedPlan, settings: PairedSettings, judge: Judge | 
 
 
 def conditions(plan: PairedPlan, settings: PairedSettings, judge: Judge | None = None) -> dict[str, Any]:
-    """What a before-and-after comparison needs equal (``paired --compare-iterations``): the agent and the model
-    asked for, the judge (backend, model, prompt versions), and digests of the test set (ids, prompts, expected
-    outputs, fixture names), of the fixture files' bytes, of the grading rule (every case's assertions and
-    checks) and of the skill."""
+    """What a before-and-after comparison needs equal (``paired --compare-iterations``): the agent, the version
+    its CLI reports, the model asked for, the judge (backend, model, prompt versions), and digests of the test
+    set (ids, prompts, expected outputs, fixture names), of the fixture files' bytes, of the grading rule (every
+    case's assertions and checks) and of the skill."""
     def text_digest(value: Any) -> str:
         return _digest(json.dumps(value, sort_keys=True, ensure_ascii=False).encode())
 
     cases = [c.case for c in plan.cases]
     return {
-        "agent": settings.agent.get("agent"), "model": settings.model, "judge": judge_identity(judge),
+        "agent": settings.agent.get("agent"), "agent_version": settings.agent.get("agent_version"),
+        "model": settings.model, "judge": judge_identity(judge),
         "test_set": text_digest([[c.id, c.prompt, c.expected_output, c.files] for c in cases]),
         "fixtures": _digest(*(data for case in plan.cases for _, data in sorted(case.files.items()))),
         "grading": text_digest([[c.key, c.texts] for c in plan.cases]),
@@ -312,7 +313,7 @@ class Iteration:
 
         def write() -> RunRecord:
             record = write_run(self.folder_of(planned), out, case_key=planned.case.key, arm=planned.arm,
-                               number=planned.number)
+                               number=planned.number, agent_version=self.settings.agent.get("agent_version"))
             self.row("add_run", self.run_row(planned, record))
             return record
 

@@ -264,6 +264,13 @@ def _benchmark(state: Iteration, number: int, config: dict[str, Any], cut_short:
                      "changed mid-run): " + "; ".join(f"{', '.join(m) or 'none reported'} in "
                                                       f"{plural(len(r), 'run')}" for m, r in reported.items())
                      + ". Runs under different conditions are not a fair comparison.")
+    versions = _agent_versions(state)
+    if len(versions) > 1:
+        metadata["agent_versions_within"] = versions
+        notes.append("The runs of this iteration ran under different versions of the agent's CLI (it was upgraded "
+                     "between a run and its --resume): " + "; ".join(f"{v} in {plural(len(r), 'run')}"
+                                                                     for v, r in versions.items())
+                     + ". Runs under different conditions are not a fair comparison.")
     if settings.assertion_check is not None:
         metadata["assertion_check"] = settings.assertion_check
     if sequential is not None:
@@ -275,6 +282,16 @@ def _benchmark(state: Iteration, number: int, config: dict[str, Any], cut_short:
                                sequential=sequential.record(state.records), runs_done=sequential.rounds)
     return build_benchmark(plan, state.records, comparisons, metadata, notes, pending=len(pending),
                            target_delta=settings.target_delta)
+
+
+def _agent_versions(state: Iteration) -> dict[str, list[str]]:
+    """The finished runs by the version of the agent's CLI they ran under (runs recorded before versions were,
+    left out)."""
+    groups: dict[str, list[str]] = {}
+    for record in state.records.values():
+        if record.ok and "agent_version" in record.extra:
+            groups.setdefault(str(record.extra["agent_version"] or "unknown"), []).append(record.run_id)
+    return {version: sorted(runs) for version, runs in sorted(groups.items())}
 
 
 def _reported_models(state: Iteration) -> dict[tuple[str, ...], list[str]]:

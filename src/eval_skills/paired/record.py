@@ -68,6 +68,7 @@ class RunRecord:
     tool_calls: int
     grading: Grading | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    folder: Path | None = None  # the run's folder (its outputs/ holds the files the agent made)
 
     @property
     def ok(self) -> bool:
@@ -157,8 +158,10 @@ def _viewer_copies(outputs: Path, listed: list[dict[str, Any]]) -> None:
         entry[VIEWER_COPY] = name
 
 
-def write_run(folder: Path, out: RunOutput, *, case_key: str, arm: str, number: int) -> RunRecord:
-    """Write a finished run's files (``timing.json`` last) and return its record."""
+def write_run(folder: Path, out: RunOutput, *, case_key: str, arm: str, number: int,
+              agent_version: str | None = None) -> RunRecord:
+    """Write a finished run's files (``timing.json`` last) and return its record (``agent_version``: the version
+    the agent's CLI reported for this iteration)."""
     if folder.exists():
         shutil.rmtree(folder)
     secrets = secret_values(os.environ, out.raw_stdout.secrets if out.raw_stdout is not None else ())
@@ -200,14 +203,15 @@ def write_run(folder: Path, out: RunOutput, *, case_key: str, arm: str, number: 
     extra = {"status": out.status, "error": out.error, "executor_start": out.started_at,
              "executor_end": out.finished_at, "executor_duration_seconds": round(out.duration_s, 3),
              "usage": usage.to_json(), "tool_calls": tool_calls, "skills_invoked": out.skills_invoked,
-             "files": listed, "agent": out.agent, "model": out.model, "exit_code": out.exit_code,
+             "files": listed, "agent": out.agent, "agent_version": agent_version, "model": out.model,
+             "exit_code": out.exit_code,
              "warnings": out.warnings, "isolation": out.isolation}
     write_json(folder / "timing.json", {**timing.model_dump(mode="json"), **extra})
     return RunRecord(run_id=out.run_id, case_key=case_key, arm=arm, number=number, status=out.status,
                      error=out.error, response=out.response, transcript=list(out.transcript),
                      outputs=_texts(copied, sizes, secrets), duration_s=timing.total_duration_seconds,
                      tokens=usage.total_tokens,
-                     token_measurement=usage.measurement, tool_calls=tool_calls, extra=extra)
+                     token_measurement=usage.measurement, tool_calls=tool_calls, extra=extra, folder=folder)
 
 
 def load_run(folder: Path, *, run_id: str, case_key: str, arm: str, number: int) -> RunRecord | None:
@@ -252,7 +256,7 @@ def load_run(folder: Path, *, run_id: str, case_key: str, arm: str, number: int)
                      tokens=timing.total_tokens, token_measurement=timing.token_measurement,
                      tool_calls=int(extra.get("tool_calls") or sum(isinstance(e, ToolCallEvent)
                                                                    for e in transcript)),
-                     grading=load_grading(folder), extra=extra)
+                     grading=load_grading(folder), extra=extra, folder=folder)
 
 
 def write_grading(folder: Path, grading: Grading) -> None:

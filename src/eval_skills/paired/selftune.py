@@ -1,7 +1,9 @@
 """SelfTune's ``selftune_assertions`` as checks of the assertion engine, read the way SelfTune reads them.
 
-Every kind (``contains``, ``not_contains``, ``regex``, ``json_path``, ``tool_called``, ``tool_not_called``) is a
-check of :mod:`eval_skills.scoring.assertions`, validated when the evals are loaded. One form is SelfTune's own:
+Every kind (``contains``, ``not_contains``, ``regex``, ``json_path``, ``tool_called``, ``tool_not_called``, and
+the checks on what the agent did: ``tool_sequence``, ``tool_args``, ``tool_count``, ``skill_before``,
+``no_tool_errors``, ``file_created``, ``file_contains``) is a check of :mod:`eval_skills.scoring.assertions`,
+validated when the evals are loaded. One form is SelfTune's own:
 ``{"type": "json_path", "value": "key=expected"}`` (no leading ``$``). SelfTune passes it when the answer's JSON
 object has ``key`` and ``String(value) === expected``: it compares text, and finds the object in the whole
 answer or anywhere in it. :func:`run_key_value` does the same, so a check that passes in SelfTune passes here:
@@ -76,7 +78,10 @@ def selftune_check(spec: Any, *, file: str, field: str) -> DeterministicCheck:
     if isinstance(description, str) and description.strip():
         text = description.strip()
     else:
-        text = f"{kind} {json.dumps(value, ensure_ascii=False)}"
+        shown = check.value if check.options or value is None else value
+        text = f"{kind} {json.dumps(shown, ensure_ascii=False)}" if shown is not None else str(kind)
+        for key, option in check.options.items():
+            text += f" {key} {json.dumps(option, ensure_ascii=False)}"
         if explicit_expected:
             text += f" = {json.dumps(spec['expected'], ensure_ascii=False)}"
         if spec.get("args") is not None:

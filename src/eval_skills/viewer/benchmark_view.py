@@ -220,6 +220,8 @@ def benchmark_context(src: IterationData) -> dict[str, Any]:
     summary_rows, delta_problems = _summary_rows(bench.run_summary, arms) if bench else ([], [])
     problems += delta_problems
     delta_label = f"{arm_label(arms[0])} − {arm_label(arms[1])}" if len(arms) >= 2 else "n/a (one configuration)"
+    from .portability_view import portability_context  # the per-agent table, when several agents ran
+
     return {
         "bench": bench, "problems": problems, "bench_broken": bool(problem),  # there, but cannot be read
         "arms": [(a, arm_label(a)) for a in arms],
@@ -236,4 +238,5 @@ def benchmark_context(src: IterationData) -> dict[str, Any]:
                                for n in (bench.non_discriminating if bench else [])],
         "ab": bench.comparison if bench else None, "ab_cases": ab_cases,
         "notes": bench.notes if bench else [], "arm_label": arm_label,
+        "portability": portability_context(src.root, src.ws.iteration_path),
     }
