@@ -183,7 +183,12 @@ class WorkspaceSource:
         if self.ws.iteration is not None:
             tabs += [Tab("outputs", "Outputs"), Tab("benchmark", "Benchmark")]
         if self.ws.routing is not None:
-            tabs.append(Tab("routing", "Routing"))
+            from .optimize_view import has_optimize
+
+            if has_optimize(self):
+                tabs.append(Tab("optimize", "Optimize"))
+            else:
+                tabs.append(Tab("routing", "Routing"))
         return tabs
 
     def tab_html(self, name: str, *, static: bool) -> str | None:
@@ -191,6 +196,10 @@ class WorkspaceSource:
             from .benchmark_view import benchmark_context
 
             return str(templates().get_template("benchmark.html.j2").render(**benchmark_context(self)))
+        if name == "optimize" and self.ws.routing is not None:
+            from .optimize_view import optimize_context
+
+            return str(templates().get_template("optimize.html.j2").render(**optimize_context(self)))
         if name == "routing" and self.ws.routing is not None:
             from .routing_view import routing_context
 
