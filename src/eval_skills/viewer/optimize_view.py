@@ -9,19 +9,29 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import BaseModel
 
 from ..formats.optimize_results import OPTIMIZE_FILE, OptimizeResults
-
-if TYPE_CHECKING:
-    from .paired_view import WorkspaceSource
 
 __all__ = ["has_optimize", "optimize_context", "word_diff"]
 
 _TOKENS = re.compile(r"\s+|[^\s]+")
 
 
-def has_optimize(src: WorkspaceSource) -> bool:
+class WorkspaceData(Protocol):
+    """What this tab reads of the page's source: the workspace (``ws.routing_path``), its reader (``read.shown``)
+    and its cached JSON files."""
+
+    ws: Any
+    read: Any
+
+    def cached(self, path: Path, model: type[BaseModel]) -> tuple[Any, str | None]: ...
+
+
+def has_optimize(src: WorkspaceData) -> bool:
     folder = src.ws.routing_path
     return folder is not None and (folder / OPTIMIZE_FILE).is_file()
 
@@ -41,7 +51,7 @@ def word_diff(before: str, after: str) -> list[tuple[str, str]]:
     return out
 
 
-def optimize_context(src: WorkspaceSource) -> dict[str, Any]:
+def optimize_context(src: WorkspaceData) -> dict[str, Any]:
     folder = src.ws.routing_path
     assert folder is not None
     results, problem = src.cached(folder / OPTIMIZE_FILE, OptimizeResults)
