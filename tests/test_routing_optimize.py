@@ -53,9 +53,9 @@ def skill(tmp_path: Path) -> Path:
     return folder
 
 
-def env_for(tmp_path: Path, improver: dict, usage: bool = False) -> dict[str, str]:
-    agent = {"log": str(tmp_path / "agent.jsonl"), **({"usage": {"input_tokens": 90, "output_tokens": 10}}
-                                                       if usage else {})}
+def env_for(tmp_path: Path, improver: dict, usage: bool = False, delay: float = 0) -> dict[str, str]:
+    agent = {"log": str(tmp_path / "agent.jsonl"), "delay": delay,
+             **({"usage": {"input_tokens": 90, "output_tokens": 10}} if usage else {})}
     return {**os.environ, "WORD_AGENT_JSON": json.dumps(agent),
             "FAKE_IMPROVER_JSON": json.dumps({"log": str(tmp_path / "improver.jsonl"), **improver})}
 
@@ -232,3 +232,27 @@ def test_the_token_budget_stops_runs_and_resume_finishes_them(tmp_path: Path, sk
     with sqlite3.connect(tmp_path / "s.db") as db:  # candidate 1 stayed one routing test of 13 runs
         counts = db.execute("SELECT routing_id, COUNT(*) FROM routing_runs GROUP BY routing_id").fetchall()
         assert sorted(n for _, n in counts) == [13, 13]
+
+
+def test_ctrl_c_during_the_runs_keeps_the_finished_ones_for_resume(tmp_path: Path, skill: Path) -> None:
+    proc = subprocess.Popen(args(skill, tmp_path, "--concurrency", 2), cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env_for(tmp_path, {"replies": [GOOD]}, delay=1.0))
+    folder = tmp_path / "invoice-check-workspace" / "routing-1" / "candidate-1"
+    deadline = time.monotonic() + 120
+    while len(list(folder.glob("query-*/run-1/result.json"))) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    finished = len(list(folder.glob("query-*/run-1/result.json")))
+    result = saved(tmp_path)
+    assert result["candidates"][0]["status"] == "incomplete" and 3 <= finished < 13
+    started = len(lines(tmp_path / "agent.jsonl"))  # the finished runs, and the ones killed in flight
+
+    out = cli(skill, tmp_path, {"replies": [GOOD]}, "--resume")
+    assert out.returncode == 0, out.stderr
+    result = saved(tmp_path)
+    assert [c["status"] for c in result["candidates"]] == ["finished", "finished"]
+    assert [c["train"]["f1"] for c in result["candidates"]] == [0.6667, 1.0]
+    # only the unfinished runs of candidate 1 ran again, then candidate 2's 13
+    assert len(lines(tmp_path / "agent.jsonl")) == started + (13 - finished) + 13

@@ -12,7 +12,8 @@ description installed in its workspace, and nothing else: change the description
 
 The script is JSON in ``WORD_AGENT_JSON`` (every key optional): ``skills_dir`` (default ``.agents/skills``),
 ``min_shared`` (default 1), ``usage`` (a usage event's fields, printed when given), ``log`` (a file to which
-each run appends one JSON line: prompt, the descriptions it saw, the skill it used).
+each run appends one JSON line: prompt, the descriptions it saw, the skill it used), ``delay`` (seconds it
+thinks after logging, before it answers: a test can interrupt runs in flight).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import json
 import os
 import re
 import sys
+import time
 from pathlib import Path
 
 import yaml
@@ -78,6 +80,7 @@ def main() -> int:
     if script.get("log"):
         with open(script["log"], "a") as log:
             log.write(json.dumps({"prompt": prompt, "descriptions": seen, "used": chosen}) + "\n")
+    time.sleep(float(script.get("delay", 0)))
     emit({"type": "message", "role": "assistant", "text": "Reading the request."})
     if chosen is not None:
         path = root / chosen / "SKILL.md"
