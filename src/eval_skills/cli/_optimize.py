@@ -181,17 +181,18 @@ def print_table(results: Any, folder: Path) -> None:
     winner = results.winner.number if results.winner else None
     table = Table(title=f"optimize: {escape(str(results.metadata.get('skill_name')))}", title_justify="left")
     for col in ("#", "origin", "train P", "train R", "train F1", "test P", "test R", "test F1", "test F1 95%",
-                "status", "description"):
+                "status"):
         table.add_column(col, justify="right" if col[0] in "#t" and col != "test F1 95%" else "left",
                          overflow="fold")
     for c in results.candidates:
         ci = f"[{c.test_f1_ci[0]:.2f}, {c.test_f1_ci[1]:.2f}]" if c.test_f1_ci else "–"
         cells = [rate(m) for part in (c.train, c.test) for m in
                  ((part.precision, part.recall, part.f1) if part else (None, None, None))]
-        short = c.description if len(c.description) <= 60 else c.description[:59] + "…"
-        table.add_row(str(c.number), c.origin, *cells, ci, c.status + (" *" if c.number == winner else ""),
-                      escape(short))
+        table.add_row(str(c.number), c.origin, *cells, ci, c.status + (" *" if c.number == winner else ""))
     console.print(table)
+    for c in results.candidates:
+        short = c.description if len(c.description) <= 160 else c.description[:159] + "…"
+        console.print(f"{c.number}: {escape(short)}", highlight=False)
     split = results.split
     console.print(f"split: train {len(split.train)}, test {len(split.test)} queries (seed {split.seed}, holdout "
                   f"{split.holdout}); stopped: {escape(stop_line(results))}", highlight=False)
@@ -223,11 +224,30 @@ def _run(plan: Any, agent: Any, improver: Any, opt: Any, settings: Any, workspac
 
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, interrupt, signum)
+        progress: Any = None
+        on_run = on_step = None
+        if show:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+            progress = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+            bar = progress.add_task("starting", total=plan.total)
+
+            def on_step(text: str) -> None:
+                progress.update(bar, description=text, completed=0)
+
+            def on_run(_: Any) -> None:
+                progress.advance(bar)
+
+            progress.start()
         try:
             return await run_optimize(plan, agent, improver, opt, settings, workspace=workspace,
-                                      store_path=store_path, stop=stop, resume=params["resume"],
-                                      on_step=(lambda text: click.echo(text, err=True)) if show else None)
+                                      store_path=store_path, stop=stop, resume=params["resume"], on_run=on_run,
+                                      on_step=on_step)
         finally:
+            if progress is not None:
+                progress.stop()
             for signum in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(signum)
 
