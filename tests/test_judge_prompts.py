@@ -17,6 +17,7 @@ PINNED = {
     "grade": ("grade-1", "439541394dbd75ea54e38120947e04e6194ed4bfd85b43c3b2f494d3c462af38"),
     "compare": ("compare-1", "a81551185360a08976d32c887ccf71c7e7a82da2da022f67d7631860e3a7989e"),
     "score": ("score-2", "6b2e4573ab3bbb79f6e390d22dc617b2c9c069a778a0ff1ca37b74c660071499"),
+    "improve": ("improve-1", "e715c1596aad94894cec708aef735c3354f817bb7fc97ef26fee9d5bc38e5faa"),
 }
 
 
@@ -60,7 +61,22 @@ def test_sections_appear_only_when_given() -> None:
 
 
 def test_verdict_schemas_are_strict() -> None:
-    for kind in ("grade", "compare", "score"):
+    for kind in ("grade", "compare", "score", "improve"):
         schema = verdict_schema(kind)
         assert schema["additionalProperties"] is False and schema["required"] == list(schema["properties"])
     assert verdict_schema("compare")["properties"]["winner"]["enum"] == ["A", "B", "TIE"]
+
+
+def test_the_improve_prompt_shows_failures_and_tried_descriptions() -> None:
+    from eval_skills.judges import ImproveCandidate, ImproveQuery, ImproveRequest
+
+    request = ImproveRequest(skill_name="pdf", skill_body="# PDF", current_description="Reads PDFs.",
+                             missed=[ImproveQuery(query="merge two files", trigger_rate=0.0, triggers=0, runs=3)],
+                             candidates=[ImproveCandidate(description="Reads PDFs.", f1=0.5, passed=3, total=6)],
+                             refused=["the description repeats candidate 1, tried before"])
+    system, user = render(request)
+    assert system.startswith("You improve the description of an agent skill")
+    assert "Should have used the skill, did not:\n- merge two files (used in 0 of 3 runs)" in user
+    assert "Used the skill, should not have" not in user
+    assert '- "Reads PDFs." (train: 3 of 6 requests right, F1 0.5)' in user
+    assert "- the description repeats candidate 1, tried before\nWrite another one." in user

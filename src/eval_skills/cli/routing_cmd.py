@@ -14,6 +14,7 @@ import click
 from ..errors import InputError
 from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED
 from ._agent_options import agent_options, build_agent, one_agent
+from ._optimize import check_optimize_flags, optimize_options, run_optimize_command
 from ._options import FiniteFloat, GreedyCommand
 
 EXIT_TERMINATED = 143
@@ -55,12 +56,15 @@ def _rate(value: float | None) -> str:
                    "nothing is run or written.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print routing_results.json (or the check, or with --dry-run the plan) on stdout.")
+@optimize_options
 def routing_command(**params: Any) -> None:
     """Run each routing query through an agent with the skill (and the distractors) installed, and measure
     whether it invokes the skill when it should and only then: precision, recall, F1, accuracy.
 
     Exit 0 on success, 1 when --min-f1 fails or every agent run failed (or --static finds a broken
-    frontmatter), 2 for bad input, 130 when interrupted (the runs that finished are kept)."""
+    frontmatter), 2 for bad input, 130 when interrupted (the runs that finished are kept).
+
+    With --optimize, improve the description instead (see docs/guides/optimize.md)."""
     from ..routing import (
         RunSettings,
         check_agent_reports_skills,
@@ -73,6 +77,7 @@ def routing_command(**params: Any) -> None:
     )
 
     params = one_agent(params, "routing")
+    check_optimize_flags(params)
     if params["static"]:
         if params["dry_run"]:
             raise InputError("--static runs no agent already: drop --dry-run", field="--dry-run")
@@ -103,6 +108,9 @@ def routing_command(**params: Any) -> None:
         store_path = params["store"] or default_store(load_config())
     settings = RunSettings(concurrency=params["concurrency"], timeout_s=params["timeout"],
                            max_turns=params["max_turns"], model=params["model"])
+    if params["optimize"]:
+        run_optimize_command(params, plan, agent, settings, workspace, store_path)
+        return
     if params["dry_run"]:
         from ..routing.dry_run import dry_run_plan
         from ._dry_run import print_routing_plan

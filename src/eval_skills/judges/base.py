@@ -24,12 +24,12 @@ from pydantic import BaseModel, ConfigDict
 from ..errors import JudgeError
 from ..formats.workspace import Expectation
 from ..masking import holds, mask_value, secret_values
-from .models import CompareRequest, GradeRequest, ScoreRequest, Verdict, parse_verdict
+from .models import CompareRequest, GradeRequest, ImproveRequest, ScoreRequest, Verdict, parse_verdict
 
 __all__ = ["ATTEMPTS", "Judge", "Judgement", "VerdictCache"]
 
 ATTEMPTS = 2  # a failed ask is tried once more, then it is a judge error
-Request = GradeRequest | CompareRequest | ScoreRequest
+Request = GradeRequest | CompareRequest | ScoreRequest | ImproveRequest
 
 
 class Judgement(BaseModel):
@@ -37,7 +37,7 @@ class Judgement(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["grade", "compare", "score"]
+    kind: Literal["grade", "compare", "score", "improve"]
     verdict: Verdict | None = None
     error: str | None = None
     backend: str

@@ -5,7 +5,11 @@
   in order;
 - ``compare``: ``{"kind": "compare", "prompt", "expected_output", "A": {"response", "outputs"}, "B": {...}}``
   -> ``{"winner": "A" | "B" | "TIE", "reasoning"}``;
-- ``score``: ``{"kind": "score", "rubric", "input", "output", "expected"}`` -> ``{"score": 0..1, "reason"}``.
+- ``score``: ``{"kind": "score", "rubric", "input", "output", "expected"}`` -> ``{"score": 0..1, "reason"}``;
+- ``improve`` (``routing --optimize``): ``{"kind": "improve", "skill_name", "skill_body", "current_description",
+  "missed": [{"query", "trigger_rate", "triggers", "runs"}], "false_triggers": [...], "candidates":
+  [{"description", "precision", "recall", "f1", "passed", "total"}], "max_chars", "refused": [reason, ...]}``
+  -> ``{"description", "reasoning"}``: a new description from the train queries' failures only.
 
 :func:`parse_verdict` reads a judge's reply text (a JSON object, alone or in a ```` ```json ```` block or
 among other text, braces in the prose included) and checks it against its request; a reply that does not fit,
@@ -31,6 +35,10 @@ __all__ = [
     "GradeExpectation",
     "GradeRequest",
     "GradeVerdict",
+    "ImproveCandidate",
+    "ImproveQuery",
+    "ImproveRequest",
+    "ImproveVerdict",
     "JudgeRequest",
     "ScoreRequest",
     "ScoreVerdict",
@@ -75,7 +83,39 @@ class ScoreRequest(_Request):
     expected: Any = None
 
 
-JudgeRequest = Annotated[GradeRequest | CompareRequest | ScoreRequest, Field(discriminator="kind")]
+class ImproveQuery(_Request):
+    """A train query the current description got wrong, with its trigger rate over its runs."""
+
+    query: str
+    trigger_rate: float | None = None
+    triggers: int = 0
+    runs: int = 0
+
+
+class ImproveCandidate(_Request):
+    """A description tried before, with its figures on the train queries only."""
+
+    description: str
+    precision: float | None = None
+    recall: float | None = None
+    f1: float | None = None
+    passed: int = 0
+    total: int = 0
+
+
+class ImproveRequest(_Request):
+    kind: Literal["improve"] = "improve"
+    skill_name: str
+    skill_body: str = ""
+    current_description: str
+    missed: list[ImproveQuery] = Field(default_factory=list)  # should trigger, did not
+    false_triggers: list[ImproveQuery] = Field(default_factory=list)  # should not trigger, did
+    candidates: list[ImproveCandidate] = Field(default_factory=list)
+    max_chars: int = 1024
+    refused: list[str] = Field(default_factory=list)  # why the replies asked for before were not taken
+
+
+JudgeRequest = Annotated[GradeRequest | CompareRequest | ScoreRequest | ImproveRequest, Field(discriminator="kind")]
 
 
 class _Verdict(BaseModel):
@@ -118,8 +158,14 @@ class ScoreVerdict(_Verdict):
         return value
 
 
-Verdict = GradeVerdict | CompareVerdict | ScoreVerdict
-_VERDICTS: dict[str, type[_Verdict]] = {"grade": GradeVerdict, "compare": CompareVerdict, "score": ScoreVerdict}
+class ImproveVerdict(_Verdict):
+    description: str = Field(min_length=1)
+    reasoning: str = ""
+
+
+Verdict = GradeVerdict | CompareVerdict | ScoreVerdict | ImproveVerdict
+_VERDICTS: dict[str, type[_Verdict]] = {"grade": GradeVerdict, "compare": CompareVerdict, "score": ScoreVerdict,
+                                        "improve": ImproveVerdict}
 SCAN_LIMIT = 200  # "{" positions tried when the reply is not one JSON object
 
 
@@ -163,7 +209,7 @@ def _not_json(text: str) -> JudgeError:
     return JudgeError("the reply is not a JSON object: " + repr(shown[:200] + ("..." if len(shown) > 200 else "")))
 
 
-def _fit(request: GradeRequest | CompareRequest | ScoreRequest, data: dict[str, Any]) -> Verdict:
+def _fit(request: GradeRequest | CompareRequest | ScoreRequest | ImproveRequest, data: dict[str, Any]) -> Verdict:
     try:
         verdict: Verdict = _VERDICTS[request.kind].model_validate(data)  # type: ignore[assignment]
     except ValidationError as exc:
@@ -179,7 +225,7 @@ def _fit(request: GradeRequest | CompareRequest | ScoreRequest, data: dict[str, 
     return verdict
 
 
-def parse_verdict(request: GradeRequest | CompareRequest | ScoreRequest, text: str) -> Verdict:
+def parse_verdict(request: GradeRequest | CompareRequest | ScoreRequest | ImproveRequest, text: str) -> Verdict:
     """The verdict in ``text`` for ``request``; JudgeError when it is missing, malformed, incomplete or ambiguous.
 
     The reply may be the JSON object alone, or hold it among other text (a fenced block, prose around it, even

@@ -1,5 +1,5 @@
 """The prompts the model judges send, one package file per kind (``prompts/grade.md``, ``compare.md``,
-``score.md``), and the JSON schema of each verdict.
+``score.md``, ``improve.md``), and the JSON schema of each verdict.
 
 A prompt file holds its version in a frontmatter (``version: grade-1``), then a ``[system]`` and a ``[user]``
 section; the user section is a Jinja2 template of the request's fields. The version is recorded with every
@@ -20,7 +20,7 @@ from importlib import resources
 from typing import Any
 
 from ..formats.workspace import MessageEvent, SkillEvent, ToolCallEvent
-from .models import CompareRequest, GradeRequest, ScoreRequest
+from .models import CompareRequest, GradeRequest, ImproveRequest, ScoreRequest
 
 __all__ = ["FIELD_LIMIT", "MAX_FILES", "TRANSCRIPT_LIMIT", "Prompt", "load_prompt", "render", "verdict_schema"]
 
@@ -29,7 +29,7 @@ MAX_FILES = 20
 TRANSCRIPT_LIMIT = 20_000
 EVENT_LIMIT = 400  # characters of one transcript event's text, input or result
 
-Request = GradeRequest | CompareRequest | ScoreRequest
+Request = GradeRequest | CompareRequest | ScoreRequest | ImproveRequest
 
 
 @dataclass(frozen=True)
@@ -111,6 +111,8 @@ def render(request: Request, problem: str | None = None) -> tuple[str, str]:
                 for label, arm in (("A", request.A), ("B", request.B))]
         user = prompt.user.render(prompt=_clip(request.prompt), expected_output=_clip(request.expected_output),
                                   arms=arms)
+    elif isinstance(request, ImproveRequest):
+        user = prompt.user.render(**{**request.model_dump(), "skill_body": _clip(request.skill_body)})
     else:
         user = prompt.user.render(rubric=_clip(request.rubric), task=_clip(request.task or ""),
                                   input=_clip(_as_text(request.input)),
@@ -134,4 +136,6 @@ def verdict_schema(kind: str) -> dict[str, Any]:
         return obj({"expectations": {"type": "array", "items": entry}})
     if kind == "compare":
         return obj({"winner": {"type": "string", "enum": ["A", "B", "TIE"]}, "reasoning": {"type": "string"}})
+    if kind == "improve":
+        return obj({"description": {"type": "string"}, "reasoning": {"type": "string"}})
     return obj({"score": {"type": "number"}, "reason": {"type": "string"}})

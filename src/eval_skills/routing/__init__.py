@@ -10,7 +10,11 @@ Read top-down, as the data flows:
   (precision, recall, F1, accuracy: :mod:`eval_skills.stats.classification`);
 - :mod:`.report`: ``routing.md``;
 - :mod:`.run`: the whole test, writing ``routing-<n>/`` and the store's rows;
-- :mod:`.static`: the description check that runs no agent.
+- :mod:`.static`: the description check that runs no agent;
+- :mod:`.optimize` (``routing --optimize``): improve the description from the queries, over :mod:`.split` (the
+  train/test split), :mod:`.candidate_runs` (each candidate a routing test), :mod:`.improver` (the model that
+  proposes, and the checks of its replies), :mod:`.optimize_choice` (the winner and how sure),
+  :mod:`.optimize_report` (``optimize.md``) and :mod:`.rewrite_description` (``--write``).
 
     plan = load_plan(Path("skills/pdf"), runs=3)
     outcome = asyncio.run(run_routing(plan, agent, RunSettings(concurrency=4), workspace=Path("pdf-workspace")))

@@ -115,7 +115,7 @@ async def run_one(plan: RoutingPlan, agent: Agent, item: RunItem, settings: RunS
     triggered, distractors = decide(result, plan.skill.name, (d.name for d in plan.distractors))
     extra = {"query": item.query.query, "query_index": item.query_index, "run": item.run_number,
              "should_trigger": item.query.should_trigger, "triggered": triggered,
-             "distractors_invoked": distractors}
+             "distractors_invoked": distractors, "skills_invoked": result.skills_invoked}
     await asyncio.to_thread(_write_run, folder, result, extra)
     return RunOutcome(item, result.status, triggered, result.skills_invoked, distractors if result.ok else [],
                       result.error, round(result.duration_s, 3), result.usage.to_json(), relative)
@@ -123,24 +123,32 @@ async def run_one(plan: RoutingPlan, agent: Agent, item: RunItem, settings: RunS
 
 async def execute_runs(plan: RoutingPlan, agent: Agent, settings: RunSettings, routing: Path, *,
                        on_run: Callable[[RunOutcome], None] | None = None,
-                       stop: asyncio.Event | None = None) -> tuple[list[RunOutcome], bool]:
-    """Run every item of the plan, ``settings.concurrency`` at a time; ``(outcomes, interrupted)``.
+                       stop: asyncio.Event | None = None, skills: list[SkillBundle] | None = None,
+                       items: Iterable[RunItem] | None = None) -> tuple[list[RunOutcome], bool]:
+    """Run every item of the plan (or only ``items``), ``settings.concurrency`` at a time;
+    ``(outcomes, interrupted)``.
 
     ``on_run`` gets each outcome as it finishes. Setting ``stop`` stops scheduling and cancels the runs in
-    flight (their agents are killed); what finished is returned with ``interrupted`` True."""
+    flight (their agents are killed); what finished is returned with ``interrupted`` True. ``skills`` replaces
+    the bundles read from the plan's folders (a skill with another description, say)."""
     outcomes: list[RunOutcome] = []
-    items = plan.items()
-    skills = await asyncio.to_thread(read_skills, plan)
+    todo = list(plan.items() if items is None else items)
+    if not todo:
+        return outcomes, False
+    work = iter(todo)
+    if skills is None:
+        skills = await asyncio.to_thread(read_skills, plan)
+    bundles = skills
     folders = RunFolders("eval-skills-routing-")
 
     async def worker() -> None:
-        for item in items:  # a shared iterator: each item is taken by exactly one worker
-            outcome = await run_one(plan, agent, item, settings, routing, folders=folders, skills=skills)
+        for item in work:  # a shared iterator: each item is taken by exactly one worker
+            outcome = await run_one(plan, agent, item, settings, routing, folders=folders, skills=bundles)
             outcomes.append(outcome)
             if on_run is not None:
                 on_run(outcome)
 
-    workers = [asyncio.create_task(worker()) for _ in range(max(1, min(settings.concurrency, plan.total)))]
+    workers = [asyncio.create_task(worker()) for _ in range(max(1, min(settings.concurrency, len(todo))))]
     everything: asyncio.Future[Any] = asyncio.gather(*workers)
     waiting = [everything] if stop is None else [everything, asyncio.ensure_future(stop.wait())]
     with contextlib.suppress(asyncio.CancelledError):  # cancelled from outside: stop like an interrupt

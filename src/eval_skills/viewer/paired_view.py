@@ -20,6 +20,7 @@ from .benchmark_view import benchmark_context
 from .feedback import FEEDBACK_FILE, FeedbackFile, load_feedback
 from .files import OpenFile, inside, list_files, open_below
 from .iteration import IterationData
+from .optimize_view import has_optimize, optimize_context
 from .render import rate_class, templates
 from .routing_view import DETAIL_PREFIX, routing_context, routing_detail, routing_detail_refs, routing_results
 from .skill_creator import (
@@ -88,12 +89,17 @@ class WorkspaceSource(IterationData):
         if self.ws.iteration is not None:
             tabs += [Tab("outputs", "Outputs"), Tab("benchmark", "Benchmark")]
         if self.ws.routing is not None:
-            tabs.append(Tab("routing", "Routing"))
+            if has_optimize(self):
+                tabs.append(Tab("optimize", "Optimize"))
+            else:
+                tabs.append(Tab("routing", "Routing"))
         return tabs
 
     def tab_html(self, name: str, *, static: bool) -> str | None:
         if name == "benchmark" and self.ws.iteration is not None:
             return str(templates().get_template("benchmark.html.j2").render(**benchmark_context(self)))
+        if name == "optimize" and self.ws.routing is not None:
+            return str(templates().get_template("optimize.html.j2").render(**optimize_context(self)))
         if name == "routing" and self.ws.routing is not None:
             return str(templates().get_template("routing.html.j2").render(**routing_context(self)))
         return None
