@@ -231,6 +231,7 @@ class Agent(ABC):
     env: dict[str, str]  # variables added to the caller's environment
     sandboxable = False  # whether a sandbox can confine it (it runs a program)
     key_variables: tuple[str, ...] = ()  # what a sandboxed run of it gets from the caller's environment
+    home_variable_names: tuple[str, ...] = ()  # variables it sets itself to its run's private folder
     sandbox: Sandbox = create_sandbox("none")
 
     def __init__(self, *, skills_subdir: str | None = None, env: Mapping[str, str] | None = None) -> None:
@@ -269,7 +270,8 @@ class Agent(ABC):
         """What isolation this agent's runs have (names, never values), for their records."""
         if getattr(self, "_isolation", None) is None:
             names = list(allowed_environment(self.child_env(), self.sandbox_variables()))
-            self._isolation = self.sandbox.describe([*names, "HOME", "TMPDIR"], self.home_files())
+            self._isolation = self.sandbox.describe([*names, "HOME", "TMPDIR", *self.home_variable_names],
+                                                   self.home_files())
         return dict(self._isolation or {})
 
     def user_skill_dirs(self, env: Mapping[str, str] | None = None) -> list[Path]:
