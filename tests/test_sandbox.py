@@ -423,4 +423,4 @@ def test_a_sandboxed_codex_gets_the_key_its_model_provider_names(tmp_path, monke
     agent.use_sandbox(create_sandbox("bwrap"))
     assert "MINE_KEY" in agent.sandbox_variables()
     assert sorted(agent.home_files()) == [".codex/auth.json", ".codex/config.toml"]
-    assert "MINE_KEY" in agent.isolation()["variables"] and "CODEX_HOME" not in agent.isolation()["variables"]
+    assert "MINE_KEY" in agent.isolation()["variables"] and "CODEX_HOME" in agent.isolation()["variables"]
