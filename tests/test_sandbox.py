@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from clirun import process, run
-from fakes import FAKE_AGENT
+from fakes import FAKE_AGENT, PYTHON_BINDS, SANDBOX_BIND_ARGS
 
 from eval_skills.errors import InputError
 from eval_skills.sandbox import Bind, RunPaths, SandboxSettings, create_sandbox
@@ -30,6 +30,7 @@ from eval_skills.sandbox.bwrap import bwrap_probe
 
 HOSTILE = Path(__file__).parent / "fakes" / "hostile_agent.py"
 SECRET = "HOSTILE_TEST_SECRET_TOKEN"
+PYTHON = tuple(Bind.parse(bind) for bind in PYTHON_BINDS)  # this Python, wherever its virtualenv is
 SKILL_MD = "---\nname: pdf-fill\ndescription: Fills PDF forms. Use it for PDF forms.\n---\n# PDF fill\nFill the form.\n"
 
 
@@ -111,7 +112,7 @@ def _check_results_as_without_attempts(h) -> list[dict]:
 @needs_bwrap
 def test_under_bwrap_every_attempt_fails_and_every_result_is_as_without_it(hostile):
     h = hostile
-    done = _paired(h, "--sandbox", "bwrap", "--concurrency", "4")
+    done = _paired(h, "--sandbox", "bwrap", *SANDBOX_BIND_ARGS, "--concurrency", "4")
     assert done.returncode == 0, done.stderr
     bench = json.loads(done.stdout)
     reports = _check_results_as_without_attempts(h)
@@ -217,7 +218,7 @@ def test_an_agent_program_in_the_home_folder_needs_a_bind(tmp_path):
     (tmp_path / "s" / "SKILL.md").write_text(SKILL_MD.replace("pdf-fill", "s"))
     (tmp_path / "s" / "evals" / "routing.json").write_text(json.dumps([{"query": "q", "should_trigger": True}]))
     base = ("routing", "--skill-path", tmp_path / "s", "--no-store", "--agent-cmd", str(agent), "--agent-output",
-            "events", "--sandbox", "bwrap")
+            "events", "--sandbox", "bwrap", *SANDBOX_BIND_ARGS)
     env = {"HOME": str(home)}
     refused = process(*base, cwd=tmp_path, env=env)
     assert refused.returncode == 2, refused.stderr
@@ -228,7 +229,7 @@ def test_an_agent_program_in_the_home_folder_needs_a_bind(tmp_path):
     results = json.loads(done.stdout)
     run_result = json.loads((tmp_path / "s-workspace" / "routing-1" / "query-1" / "run-1" / "result.json").read_text())
     assert run_result["response"] == "seen through the bind", run_result
-    assert results["metadata"]["isolation"]["binds"] == [f"{tools}:ro"]
+    assert results["metadata"]["isolation"]["binds"] == [*PYTHON_BINDS, f"{tools}:ro"]
 
 
 @needs_bwrap
@@ -244,7 +245,8 @@ def test_routing_under_bwrap_passes_only_named_variables_and_hides_user_skills(t
     plain = process(*args, cwd=tmp_path, env=env)
     assert plain.returncode in (0, 1), plain.stderr
     assert "installed at user level" in plain.stderr
-    done = process(*args, "--sandbox", "bwrap", "--sandbox-env", "FAKE_AGENT_JSON", cwd=tmp_path, env=env)
+    done = process(*args, "--sandbox", "bwrap", *SANDBOX_BIND_ARGS, "--sandbox-env", "FAKE_AGENT_JSON", cwd=tmp_path,
+                   env=env)
     assert done.returncode in (0, 1), done.stderr
     assert "installed at user level" not in done.stderr
     results = json.loads(done.stdout)
@@ -276,7 +278,7 @@ async def _network(tmp_path: Path) -> None:
     async with server:
         for network in ("host", "none"):
             agent = create_agent("command", command=[sys.executable, "-c", probe])
-            agent.use_sandbox(create_sandbox(SandboxSettings("bwrap", network=network)))
+            agent.use_sandbox(create_sandbox(SandboxSettings("bwrap", network=network, binds=PYTHON)))
             agent.check()
             workspace = tmp_path / network
             workspace.mkdir()
@@ -306,10 +308,10 @@ def test_the_private_home_holds_only_the_agents_credentials(tmp_path, monkeypatc
                       "json.dumps({'home': str(home), 'files': files, 'env': sorted(os.environ)})}))\n")
     lister.chmod(0o755)
     agent = create_agent("claude", bin=str(lister))
-    agent.use_sandbox(create_sandbox(SandboxSettings("bwrap")))
+    agent.use_sandbox(create_sandbox(SandboxSettings("bwrap", binds=PYTHON)))
     with pytest.raises(InputError, match="in the temporary folder, which the sandbox hides"):
         agent.check()
-    agent.use_sandbox(create_sandbox(SandboxSettings("bwrap", binds=(Bind.parse(f"{tmp_path / 'bin'}:ro"),))))
+    agent.use_sandbox(create_sandbox(SandboxSettings("bwrap", binds=(*PYTHON, Bind.parse(f"{tmp_path / 'bin'}:ro")))))
     agent.check()
     workspace = tmp_path / "ws"
     workspace.mkdir()

@@ -317,7 +317,7 @@ class Agent(ABC):
         if not workspace.is_dir():
             raise InputError("the workspace is not a folder", file=str(request.workspace))
         try:  # the skills installed and the workspace's first snapshot taken in one trip to a thread
-            installed, excluded, before = await asyncio.to_thread(self._prepare, workspace, request.skills)
+            installed, excluded, before, skipped = await asyncio.to_thread(self._prepare, workspace, request.skills)
         except OSError as exc:  # the workspace is in the way (a file where the skills folder goes, no space left)
             failed = Execution(error=f"could not install the skills in the workspace: {exc}")
             return self._result(request, failed, 0.0, [], [])
@@ -328,15 +328,18 @@ class Agent(ABC):
         files = [change for change in changed_files(before, after)
                  if not (change.kind == "created" and change.path in self.own_files)]
         result = self._result(request, execution, duration, files, installed)
+        result.warnings[:0] = skipped  # the skill files not installed, and why
         result.isolation = self.isolation()
         return result
 
     def _prepare(self, workspace: Path, skills: Iterable[SkillSource | SkillBundle]
-                 ) -> tuple[list[str], set[str], dict[str, Entry]]:
-        """Install the skills; the installed names, the folders a snapshot leaves out, the snapshot before."""
-        installed = install_skills(workspace, self.skills_subdir, skills)
+                 ) -> tuple[list[str], set[str], dict[str, Entry], list[str]]:
+        """Install the skills; the installed names, the folders a snapshot leaves out, the snapshot before, and
+        the warnings of the skill folders read here (files skipped)."""
+        skipped: list[str] = []
+        installed = install_skills(workspace, self.skills_subdir, skills, skipped)
         excluded = {f"{self.skills_subdir}/{name}" for name in installed} | {".git"}
-        return installed, excluded, snapshot(workspace, excluded)
+        return installed, excluded, snapshot(workspace, excluded), skipped
 
     def _result(self, request: AgentRequest, ex: Execution, duration: float, files: list[FileChange],
                 installed: list[str]) -> AgentResult:
