@@ -287,8 +287,8 @@ def test_routing_through_each_preset(name: str, tmp_path: Path) -> None:
     skill = make_skill(tmp_path, "csv-summary")
     (skill / "evals" / "routing.json").write_text(json.dumps([
         {"query": "summarise the csv", "should_trigger": True}, {"query": "write a poem", "should_trigger": False}]))
-    user_copy = tmp_path / "home" / {"claude": ".claude", "codex": ".agents", "opencode": ".agents"}[name] / "skills" / \
-        "csv-summary"
+    user_dir = {"claude": ".claude", "codex": ".agents", "opencode": ".agents"}[name]
+    user_copy = tmp_path / "home" / user_dir / "skills" / "csv-summary"
     user_copy.mkdir(parents=True)
     (user_copy / "SKILL.md").write_text("---\nname: csv-summary\ndescription: mine\n---\n")
     env = {**os.environ, **script(tmp_path, skill="csv-summary", trigger="csv")}

@@ -1,6 +1,7 @@
-"""`eval-skills paired` through the real Codex and OpenCode CLIs under ``--sandbox bwrap``, against the scripted model on
-127.0.0.1: each CLI starts in its private home (its configuration and what it caches there made for the run), finds
-the skill where it discovers project skills, and gives the pass rates the script implies (e2e_scenarios.py)."""
+"""`eval-skills paired` through the real Codex and OpenCode CLIs under ``--sandbox bwrap``, against the scripted model
+on 127.0.0.1: each CLI starts in its private home (its configuration made for the run: Codex's own CODEX_HOME beside
+its TMPDIR, OpenCode's opencode.json), finds the skill where it discovers project skills, runs its tools (Codex's
+own sandbox nested in bwrap), and gives the pass rates the script implies (e2e_scenarios.py)."""
 
 from __future__ import annotations
 

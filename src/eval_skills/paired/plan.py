@@ -169,7 +169,7 @@ def _fixture_files(skill_root: Path, name: str, skipped: list[str]) -> dict[str,
     if not target.is_dir() or target.is_symlink():
         return {rel.as_posix(): target}
     listed = list_skill_files(target, skip_top=(), skip=(), hidden=False, inside=skill_root)
-    skipped += listed.skipped
+    skipped += [entry.line() for entry in listed.skipped]
     return {(rel / inner).as_posix(): path for inner, path in listed.files.items()}
 
 
