@@ -122,9 +122,10 @@ def list_skill_files(root: Path, *, skip_top: Collection[str] = ("evals",), skip
     inside ``inside`` (default: ``root``; give the skill's folder when ``root`` is a folder of it)."""
     top = os.path.realpath(inside if inside is not None else root)
     found = SkillFiles()
-    stack = [(str(root), "")]
-    while stack:
-        folder, prefix = stack.pop()
+    queue = [(str(root), "")]  # a folder's files, then its folders in order (as os.walk lists them)
+    while queue:
+        folder, prefix = queue.pop(0)
+        below: list[tuple[str, str]] = []
         for entry in _entries(folder):
             rel = prefix + entry.name
             if not hidden and entry.name.startswith("."):
@@ -134,7 +135,7 @@ def list_skill_files(root: Path, *, skip_top: Collection[str] = ("evals",), skip
                     _link(entry, rel, top, found)
                 elif entry.is_dir(follow_symlinks=False):
                     if entry.name not in skip and not (prefix == "" and entry.name in skip_top):
-                        stack.append((entry.path, rel + "/"))
+                        below.append((entry.path, rel + "/"))
                 elif entry.is_file(follow_symlinks=False):
                     size = entry.stat(follow_symlinks=False).st_size
                     if size > MAX_FILE_BYTES:
@@ -147,7 +148,7 @@ def list_skill_files(root: Path, *, skip_top: Collection[str] = ("evals",), skip
                     found.skip(entry.path, f"is {_kind(mode)}, not a regular file")
             except OSError as exc:  # vanished or unreadable while we looked
                 found.skip(entry.path, f"cannot be read ({exc.strerror or exc})")
-    found.files = dict(sorted(found.files.items()))
+        queue[:0] = below
     return found
 
 
