@@ -406,7 +406,7 @@ def test_an_iteration_is_resumed_only_under_the_sandbox_it_started_with(hostile)
     assert first.returncode == 0, first.stderr
     assert (h["skill"] / "SKILL.md").read_text() != SKILL_MD  # without a sandbox, the agent changed the skill
     (h["skill"] / "SKILL.md").write_text(SKILL_MD)  # put back, or resuming is refused for that
-    refused = process(*args, "--resume", "--sandbox", "bwrap", cwd=h["tmp"], env=h["env"])
+    refused = process(*args, "--resume", "--sandbox", "bwrap", *SANDBOX_BIND_ARGS, cwd=h["tmp"], env=h["env"])
     assert refused.returncode == 2
     assert "cannot resume: the runs so far had --sandbox none, now bwrap" in refused.stderr
 
