@@ -426,3 +426,56 @@ def test_a_sandboxed_codex_gets_the_key_its_model_provider_names(tmp_path, monke
     assert "MINE_KEY" in agent.sandbox_variables()
     assert sorted(agent.home_files()) == [".codex/auth.json", ".codex/config.toml"]
     assert "MINE_KEY" in agent.isolation()["variables"] and "CODEX_HOME" in agent.isolation()["variables"]
+
+
+@needs_bwrap
+def test_a_sandboxed_opencode_gets_its_configuration_and_its_package_cache(tmp_path, monkeypatch):
+    from eval_skills.agents import AgentRequest, create_agent
+
+    home = tmp_path / "home"
+    config = home / ".config" / "opencode"
+    config.mkdir(parents=True)
+    (config / "opencode.jsonc").write_text('{"model": "local/m", // comments are allowed\n'
+                                           ' "mcp": {"mine": {"type": "local"}}, "instructions": ["~/rules.md"]}')
+    extra = tmp_path / "extra.json"  # the file OPENCODE_CONFIG names, merged over the global one
+    extra.write_text(json.dumps({"provider": {"local": {"npm": "@ai-sdk/openai-compatible",
+                                                        "options": {"apiKey": "{env:LOCAL_KEY}"}}}}))
+    cache = home / ".cache" / "opencode"
+    (cache / "node_modules" / "@ai-sdk" / "x").mkdir(parents=True)
+    (cache / "node_modules" / "@ai-sdk" / "x" / "package.json").write_text('{"name": "@ai-sdk/x"}')
+    (cache / "package.json").write_text('{"dependencies": {"@ai-sdk/x": "1.0.0"}}')
+    for name, value in (("HOME", str(home)), ("OPENCODE_CONFIG", str(extra)), ("LOCAL_KEY", "k" * 20),
+                        ("NOT_NAMED_KEY", "s" * 20)):
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    (tmp_path / "bin").mkdir()
+    lister = tmp_path / "bin" / "opencode"  # stands for OpenCode: reports its configuration, cache and variables
+    lister.write_text(
+        f"#!{sys.executable}\nimport json, os, pathlib, sys, time\nsys.stdin.read()\n"
+        "home = pathlib.Path.home()\ncache = home / '.cache' / 'opencode'\n"
+        "try:\n    (cache / 'node_modules' / 'new').mkdir()\n    writable = True\n"
+        "except OSError:\n    writable = False\n"
+        "seen = {'config': json.loads((home / '.config/opencode/opencode.json').read_text()),\n"
+        "        'cached': sorted(str(p.relative_to(cache)) for p in cache.rglob('*') if p.is_file()),\n"
+        "        'writable': writable, 'env': sorted(os.environ)}\n"
+        "event = lambda kind, **part: print(json.dumps({'type': kind, 'timestamp': 0, 'sessionID': 's', "
+        "'part': part}))\n"
+        "tokens = {'input': 1, 'output': 1, 'reasoning': 0, 'cache': {'read': 0, 'write': 0}}\n"
+        "event('step_start', type='step-start')\nevent('text', type='text', text=json.dumps(seen))\n"
+        "event('step_finish', type='step-finish', reason='stop', cost=0, tokens=tokens)\n")
+    lister.chmod(0o755)
+    agent = create_agent("opencode", bin=str(lister))
+    agent.use_sandbox(create_sandbox(SandboxSettings("bwrap", binds=(*PYTHON, Bind.parse(f"{tmp_path / 'bin'}:ro")))))
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    result = asyncio.run(agent.run(AgentRequest("go", workspace, timeout=60)))
+    assert result.ok, result.error
+    seen = json.loads(result.response or "{}")
+    # of the configuration, only how to reach the model: no MCP server, no instructions file of the user's
+    assert seen["config"] == {"model": "local/m", "provider": {"local": {
+        "npm": "@ai-sdk/openai-compatible", "options": {"apiKey": "{env:LOCAL_KEY}"}}}}
+    assert "LOCAL_KEY" in seen["env"] and "NOT_NAMED_KEY" not in seen["env"]  # the key the provider names, only
+    assert seen["cached"] == ["node_modules/@ai-sdk/x/package.json", "package.json"]
+    assert seen["writable"] is False and not (cache / "node_modules" / "new").exists()  # the cache stays yours
+    assert ".cache/opencode/node_modules/ (read-only)" in result.isolation["home_files"]

@@ -262,6 +262,11 @@ class Agent(ABC):
         """The files of :meth:`home_files`, read from the user's home (backends name theirs)."""
         return {}
 
+    def home_binds(self) -> dict[str, Path]:
+        """Folders of the user's home a sandboxed run sees read-only in its private home, by path relative to
+        it (an agent's cache of packages it would otherwise download in every run); default none."""
+        return {}
+
     def sandbox_variables(self) -> list[str]:
         """The names of the variables a sandboxed run is given (the agent's own and those added)."""
         return [*self.key_variables, *self.env, *self.sandbox.settings.env]
@@ -270,8 +275,9 @@ class Agent(ABC):
         """What isolation this agent's runs have (names, never values), for their records."""
         if getattr(self, "_isolation", None) is None:
             names = list(allowed_environment(self.child_env(), self.sandbox_variables()))
+            bound = [f"{rel}/ (read-only)" for rel in self.home_binds()] if self.sandbox.private_home else []
             self._isolation = self.sandbox.describe([*names, "HOME", "TMPDIR", *self.home_variable_names],
-                                                   self.home_files())
+                                                   [*self.home_files(), *bound])
         return dict(self._isolation or {})
 
     def user_skill_dirs(self, env: Mapping[str, str] | None = None) -> list[Path]:

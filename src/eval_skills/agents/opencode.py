@@ -74,8 +74,18 @@ class OpenCodeAgent(CliAgent):
         data = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
         auth = read_user_file(data / "opencode" / "auth.json")
         config = json.dumps(opencode_config(_user_configs()), indent=2, ensure_ascii=False) + "\n"
+        cache = _cache()
+        kept = {f".cache/opencode/{name}": held for name in ("package.json", "bun.lock")  # what node_modules holds
+                if (cache / "node_modules").is_dir() and (held := read_user_file(cache / name)) is not None}
         return {CONFIG_FILE: config.encode(),
-                **({".local/share/opencode/auth.json": auth} if auth is not None else {})}
+                **({".local/share/opencode/auth.json": auth} if auth is not None else {}), **kept}
+
+    def home_binds(self) -> dict[str, Path]:
+        """Under a sandbox: OpenCode's cache of provider packages and programs (``~/.cache/opencode``'s
+        ``node_modules`` and ``bin``, where it keeps the ripgrep it downloads), read-only, when you have them, so
+        no run downloads them again."""
+        cache = _cache()
+        return {f".cache/opencode/{name}": cache / name for name in ("node_modules", "bin") if (cache / name).is_dir()}
 
     def sandbox_variables(self) -> list[str]:
         """Also every variable the generated configuration names as ``{env:NAME}`` (a provider's key)."""
@@ -88,6 +98,10 @@ _KEPT = ("$schema", "model", "small_model", "provider", "enabled_providers", "di
          "autoupdate", "share")
 _ENV_REF = re.compile(r"\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 _JSONC = re.compile(r'("(?:[^"\\]|\\.)*")|//[^\n]*|/\*.*?\*/|,(?=\s*[}\]])', re.S)
+
+
+def _cache() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "opencode"
 
 
 def _user_configs() -> list[bytes]:

@@ -238,7 +238,12 @@ class ProcessAgent(Agent):
         """The run's private home (holding the agent's home files), in its private folder."""
         home = self._write_home(private, self.home_files())
         read_only = (*(workspace / self.skills_subdir / name for name in installed), prompt_file)
-        return RunPaths(workspace, home, read_only, name=f"eval-skills-{private.name.rsplit('-', 1)[-1]}")
+        binds = []
+        for rel, source in self.home_binds().items():
+            (home / rel).mkdir(parents=True, exist_ok=True)  # where the host folder is seen
+            binds.append((source, home / rel))
+        return RunPaths(workspace, home, read_only, name=f"eval-skills-{private.name.rsplit('-', 1)[-1]}",
+                        home_binds=tuple(binds))
 
     async def _wait_first_start(self) -> bool:
         """With :attr:`first_start_alone`: wait while the first run starts; True when this run is the first."""
