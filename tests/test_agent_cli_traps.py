@@ -144,3 +144,17 @@ def test_every_codex_run_has_a_codex_home_of_its_own(tmp_path: Path, monkeypatch
         assert not Path(s["home"]).exists()  # gone with the run
     assert sorted(p.name for p in user.iterdir()) == ["auth.json", "config.toml", "skills"]  # the user's untouched
     assert agent.user_level_skills(["mine"]) == []  # $CODEX_HOME/skills reaches no run
+
+
+def test_claude_code_retries_are_bounded_per_run_unless_the_user_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    from eval_skills.agents.claude import MAX_RETRIES
+
+    monkeypatch.delenv("CLAUDE_CODE_MAX_RETRIES", raising=False)
+    request = AgentRequest("hi", Path.cwd())
+    agent = create_agent("claude", bin=str(FAKES / "claude"))
+    assert agent.preview(request)["env"] == {"CLAUDE_CODE_MAX_RETRIES": str(MAX_RETRIES)}
+    assert "CLAUDE_CODE_MAX_RETRIES" in agent.key_variables  # passed into a sandbox too
+    assert create_agent("claude", env={"CLAUDE_CODE_MAX_RETRIES": "0"}).preview(request)["env"] == {}
+    monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "7")
+    agent = create_agent("claude", bin=str(FAKES / "claude"))
+    assert agent.preview(request)["env"] == {} and agent.child_env()["CLAUDE_CODE_MAX_RETRIES"] == "7"
