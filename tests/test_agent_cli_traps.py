@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -92,28 +91,70 @@ def test_opencode_without_ripgrep_is_refused_before_anything_runs(tmp_path: Path
     create_agent("opencode").check()
 
 
-def test_a_codex_home_inside_the_temporary_folder_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TMPDIR", str(tmp_path))
-    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
-    agent = create_agent("codex", bin=str(FAKES / "codex"))
-    with pytest.raises(InputError, match=r"CODEX_HOME: Codex's home .*codex-home is inside the temporary folder"):
-        agent.check()
-    monkeypatch.delenv("CODEX_HOME")
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # ~/.codex inside the temporary folder too
-    with pytest.raises(InputError, match="inside the temporary folder"):
-        agent.check()
-    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
-    agent.check()
+# a Codex stand-in: records its CODEX_HOME, TMPDIR and what that home holds (in the file FAKE_LOG names), waits a
+# moment (so concurrent runs overlap), and answers as `codex exec --json` does
+CODEX = r"""
+import json, os, sys, time
+from pathlib import Path
+home = Path(os.environ["CODEX_HOME"])
+files = {str(p.relative_to(home)): p.read_text() for p in sorted(home.rglob("*")) if p.is_file()}
+(home / "tmp").mkdir(exist_ok=True)  # what Codex makes there (its arg0 helpers), seen by no other run
+time.sleep(0.3)
+with open(os.environ["FAKE_LOG"], "a") as log:
+    log.write(json.dumps({"home": str(home), "tmp": os.environ["TMPDIR"], "files": files,
+                          "user_home": os.environ["HOME"]}) + "\n")
+sys.stdin.read()
+for event in ({"type": "thread.started", "thread_id": "t"}, {"type": "turn.started"},
+              {"type": "item.completed", "item": {"id": "i", "type": "agent_message", "text": "done"}},
+              {"type": "turn.completed", "usage": {"input_tokens": 1, "output_tokens": 1}}):
+    print(json.dumps(event), flush=True)
+"""
 
 
-def test_the_cli_says_so_in_one_line_and_exit_2(tmp_path: Path) -> None:
-    skill = tmp_path / "s"
-    skill.mkdir()
-    (skill / "SKILL.md").write_text("---\nname: s\ndescription: d\n---\nbody\n")
-    (skill / "routing.json").write_text(json.dumps([{"query": "q", "should_trigger": True}]))
-    env = {**os.environ, "TMPDIR": str(tmp_path), "CODEX_HOME": str(tmp_path / "h")}
-    out = subprocess.run([sys.executable, "-m", "eval_skills", "routing", "--skill-path", str(skill), "--routing",
-                          str(skill / "routing.json"), "--agent", "codex", "--agent-bin", str(FAKES / "codex"),
-                          "--no-store"], capture_output=True, text=True, env=env, timeout=60)
-    assert out.returncode == 2
-    assert len(out.stderr.strip().splitlines()) == 1 and "inside the temporary folder" in out.stderr
+def test_every_codex_run_has_a_codex_home_of_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    user = tmp_path / "user-codex"
+    user.mkdir()
+    (user / "config.toml").write_text('model = "gpt-x"\n[mcp_servers.mine]\ncommand = "x"\n')
+    (user / "auth.json").write_text('{"OPENAI_API_KEY": null}')
+    (user / "skills" / "mine").mkdir(parents=True)
+    (user / "skills" / "mine" / "SKILL.md").write_text("---\nname: mine\n---\n")
+    monkeypatch.setenv("CODEX_HOME", str(user))
+    codex = tmp_path / "codex"
+    codex.write_text(f"#!{sys.executable}\n{CODEX}")
+    codex.chmod(0o755)
+    log = tmp_path / "log.jsonl"
+    agent = create_agent("codex", bin=str(codex), env={"FAKE_LOG": str(log)})
+    folders = [tmp_path / f"ws{i}" for i in range(3)]
+    for folder in folders:
+        folder.mkdir()
+
+    async def runs() -> list:
+        return await asyncio.gather(*(agent.run(AgentRequest("hi", ws, timeout=30)) for ws in folders))
+
+    results = asyncio.run(runs())
+    assert [r.status for r in results] == ["ok"] * 3, [r.error for r in results]
+    seen = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len({s["home"] for s in seen}) == 3  # three runs at once, three homes: nothing to race on
+    for s in seen:
+        # the user's auth and config as they are (no sandbox), nothing else of the user's Codex home
+        assert s["files"] == {"auth.json": '{"OPENAI_API_KEY": null}',
+                              "config.toml": 'model = "gpt-x"\n[mcp_servers.mine]\ncommand = "x"\n'}
+        assert not Path(s["home"]).is_relative_to(s["tmp"])  # Codex refuses its helpers in a home inside TMPDIR
+        assert Path(s["home"]).parent == Path(s["tmp"]).parent and s["user_home"] == os.environ["HOME"]
+        assert not Path(s["home"]).exists()  # gone with the run
+    assert sorted(p.name for p in user.iterdir()) == ["auth.json", "config.toml", "skills"]  # the user's untouched
+    assert agent.user_level_skills(["mine"]) == []  # $CODEX_HOME/skills reaches no run
+
+
+def test_claude_code_retries_are_bounded_per_run_unless_the_user_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    from eval_skills.agents.claude import MAX_RETRIES
+
+    monkeypatch.delenv("CLAUDE_CODE_MAX_RETRIES", raising=False)
+    request = AgentRequest("hi", Path.cwd())
+    agent = create_agent("claude", bin=str(FAKES / "claude"))
+    assert agent.preview(request)["env"] == {"CLAUDE_CODE_MAX_RETRIES": str(MAX_RETRIES)}
+    assert "CLAUDE_CODE_MAX_RETRIES" in agent.key_variables  # passed into a sandbox too
+    assert create_agent("claude", env={"CLAUDE_CODE_MAX_RETRIES": "0"}).preview(request)["env"] == {}
+    monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "7")
+    agent = create_agent("claude", bin=str(FAKES / "claude"))
+    assert agent.preview(request)["env"] == {} and agent.child_env()["CLAUDE_CODE_MAX_RETRIES"] == "7"

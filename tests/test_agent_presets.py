@@ -265,7 +265,7 @@ def test_user_level_skills_per_backend(tmp_path: Path, monkeypatch: pytest.Monke
         return [str(p.relative_to(home)) for p in create_agent(agent).user_level_skills(names)]
 
     assert found("claude") == [".claude/skills/a"]
-    assert found("codex") == [".agents/skills/b", ".codex/skills/c"]
+    assert found("codex") == [".agents/skills/b"]  # each run has its own CODEX_HOME
     assert found("opencode") == [".config/opencode/skills/d", ".claude/skills/a", ".agents/skills/b"]
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / "elsewhere"))
     assert found("claude") == []
@@ -287,8 +287,8 @@ def test_routing_through_each_preset(name: str, tmp_path: Path) -> None:
     skill = make_skill(tmp_path, "csv-summary")
     (skill / "evals" / "routing.json").write_text(json.dumps([
         {"query": "summarise the csv", "should_trigger": True}, {"query": "write a poem", "should_trigger": False}]))
-    user_copy = tmp_path / "home" / {"claude": ".claude", "codex": ".codex", "opencode": ".agents"}[name] / "skills" / \
-        "csv-summary"
+    user_dir = {"claude": ".claude", "codex": ".agents", "opencode": ".agents"}[name]
+    user_copy = tmp_path / "home" / user_dir / "skills" / "csv-summary"
     user_copy.mkdir(parents=True)
     (user_copy / "SKILL.md").write_text("---\nname: csv-summary\ndescription: mine\n---\n")
     env = {**os.environ, **script(tmp_path, skill="csv-summary", trigger="csv")}

@@ -18,6 +18,8 @@ from e2e_scenarios import SKILL, eval_skills, invoice_skill, runs
 from fakes import FAKE_JUDGE
 from fakes.model_server import Answer, Cut, Fail, ModelServer, Stall, ToolUse, tooled
 
+from eval_skills.agents.claude import MAX_RETRIES
+
 pytestmark = pytest.mark.e2e
 
 
@@ -77,6 +79,24 @@ def test_a_refused_key_is_an_error_run(cli: str, tmp_path: Path) -> None:
         [run["error"] for run in found.values()]
 
 
+@pytest.mark.parametrize(("status", "env", "retries"), [(429, {}, MAX_RETRIES), (529, {}, MAX_RETRIES),
+                                                      (529, {"CLAUDE_CODE_MAX_RETRIES": "1"}, 1)])
+def test_claude_retries_a_busy_model_as_often_as_the_run_says(status: int, env: dict[str, str], retries: int,
+                                                              tmp_path: Path) -> None:
+    """Each run sets CLAUDE_CODE_MAX_RETRIES (Claude Code's own default, 10 with back-off, outlasts a timeout);
+    a value of the user's is kept."""
+    require_cli("claude")
+    with ModelServer() as model:
+        model.rule(tooled(), Fail(status, "busy, try again", retry_after=0))
+        out, found = paired_runs("claude", tmp_path, model, "--timeout", 200, "--concurrency", 1,
+                                 env=env)
+        tried = len(model.agent_calls())
+    assert out.returncode == 1, out.stderr
+    assert {run["status"] for run in found.values()} == {"error"}
+    assert all("busy, try again" in run["error"] for run in found.values()), [r["error"] for r in found.values()]
+    assert tried == 2 * (1 + retries)  # two runs (with and without the skill), each its first try and its retries
+
+
 def test_claude_at_its_turn_limit(tmp_path: Path) -> None:
     require_cli("claude")
     with ModelServer() as model:
@@ -104,7 +124,7 @@ def test_a_stalled_model_times_out_and_leaves_nothing_running(cli: str, tmp_path
         assert processes_with(tag) == []  # the CLIs and everything they started are gone
 
 
-@pytest.mark.parametrize("cli", ["claude"])
+@pytest.mark.parametrize("cli", CLIS)
 def test_ctrl_c_in_an_iteration_then_resume(cli: str, tmp_path: Path) -> None:
     require_cli(cli)
     skill, _ = invoice_skill(tmp_path)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from clirun import process, run
-from fakes import FAKE_AGENT
+from fakes import FAKE_AGENT, PYTHON_BINDS, SANDBOX_BIND_ARGS
 
 from eval_skills.errors import InputError
 from eval_skills.sandbox import Bind, RunPaths, SandboxSettings, create_sandbox
@@ -30,6 +30,7 @@ from eval_skills.sandbox.bwrap import bwrap_probe
 
 HOSTILE = Path(__file__).parent / "fakes" / "hostile_agent.py"
 SECRET = "HOSTILE_TEST_SECRET_TOKEN"
+PYTHON = tuple(Bind.parse(bind) for bind in PYTHON_BINDS)  # this Python, wherever its virtualenv is
 SKILL_MD = "---\nname: pdf-fill\ndescription: Fills PDF forms. Use it for PDF forms.\n---\n# PDF fill\nFill the form.\n"
 
 
@@ -111,7 +112,7 @@ def _check_results_as_without_attempts(h) -> list[dict]:
 @needs_bwrap
 def test_under_bwrap_every_attempt_fails_and_every_result_is_as_without_it(hostile):
     h = hostile
-    done = _paired(h, "--sandbox", "bwrap", "--concurrency", "4")
+    done = _paired(h, "--sandbox", "bwrap", *SANDBOX_BIND_ARGS, "--concurrency", "4")
     assert done.returncode == 0, done.stderr
     bench = json.loads(done.stdout)
     reports = _check_results_as_without_attempts(h)
@@ -217,7 +218,7 @@ def test_an_agent_program_in_the_home_folder_needs_a_bind(tmp_path):
     (tmp_path / "s" / "SKILL.md").write_text(SKILL_MD.replace("pdf-fill", "s"))
     (tmp_path / "s" / "evals" / "routing.json").write_text(json.dumps([{"query": "q", "should_trigger": True}]))
     base = ("routing", "--skill-path", tmp_path / "s", "--no-store", "--agent-cmd", str(agent), "--agent-output",
-            "events", "--sandbox", "bwrap")
+            "events", "--sandbox", "bwrap", *SANDBOX_BIND_ARGS)
     env = {"HOME": str(home)}
     refused = process(*base, cwd=tmp_path, env=env)
     assert refused.returncode == 2, refused.stderr
@@ -228,7 +229,7 @@ def test_an_agent_program_in_the_home_folder_needs_a_bind(tmp_path):
     results = json.loads(done.stdout)
     run_result = json.loads((tmp_path / "s-workspace" / "routing-1" / "query-1" / "run-1" / "result.json").read_text())
     assert run_result["response"] == "seen through the bind", run_result
-    assert results["metadata"]["isolation"]["binds"] == [f"{tools}:ro"]
+    assert results["metadata"]["isolation"]["binds"] == [*PYTHON_BINDS, f"{tools}:ro"]
 
 
 @needs_bwrap
@@ -244,7 +245,8 @@ def test_routing_under_bwrap_passes_only_named_variables_and_hides_user_skills(t
     plain = process(*args, cwd=tmp_path, env=env)
     assert plain.returncode in (0, 1), plain.stderr
     assert "installed at user level" in plain.stderr
-    done = process(*args, "--sandbox", "bwrap", "--sandbox-env", "FAKE_AGENT_JSON", cwd=tmp_path, env=env)
+    done = process(*args, "--sandbox", "bwrap", *SANDBOX_BIND_ARGS, "--sandbox-env", "FAKE_AGENT_JSON", cwd=tmp_path,
+                   env=env)
     assert done.returncode in (0, 1), done.stderr
     assert "installed at user level" not in done.stderr
     results = json.loads(done.stdout)
@@ -276,7 +278,7 @@ async def _network(tmp_path: Path) -> None:
     async with server:
         for network in ("host", "none"):
             agent = create_agent("command", command=[sys.executable, "-c", probe])
-            agent.use_sandbox(create_sandbox(SandboxSettings("bwrap", network=network)))
+            agent.use_sandbox(create_sandbox(SandboxSettings("bwrap", network=network, binds=PYTHON)))
             agent.check()
             workspace = tmp_path / network
             workspace.mkdir()
@@ -306,10 +308,10 @@ def test_the_private_home_holds_only_the_agents_credentials(tmp_path, monkeypatc
                       "json.dumps({'home': str(home), 'files': files, 'env': sorted(os.environ)})}))\n")
     lister.chmod(0o755)
     agent = create_agent("claude", bin=str(lister))
-    agent.use_sandbox(create_sandbox(SandboxSettings("bwrap")))
+    agent.use_sandbox(create_sandbox(SandboxSettings("bwrap", binds=PYTHON)))
     with pytest.raises(InputError, match="in the temporary folder, which the sandbox hides"):
         agent.check()
-    agent.use_sandbox(create_sandbox(SandboxSettings("bwrap", binds=(Bind.parse(f"{tmp_path / 'bin'}:ro"),))))
+    agent.use_sandbox(create_sandbox(SandboxSettings("bwrap", binds=(*PYTHON, Bind.parse(f"{tmp_path / 'bin'}:ro")))))
     agent.check()
     workspace = tmp_path / "ws"
     workspace.mkdir()
@@ -404,7 +406,7 @@ def test_an_iteration_is_resumed_only_under_the_sandbox_it_started_with(hostile)
     assert first.returncode == 0, first.stderr
     assert (h["skill"] / "SKILL.md").read_text() != SKILL_MD  # without a sandbox, the agent changed the skill
     (h["skill"] / "SKILL.md").write_text(SKILL_MD)  # put back, or resuming is refused for that
-    refused = process(*args, "--resume", "--sandbox", "bwrap", cwd=h["tmp"], env=h["env"])
+    refused = process(*args, "--resume", "--sandbox", "bwrap", *SANDBOX_BIND_ARGS, cwd=h["tmp"], env=h["env"])
     assert refused.returncode == 2
     assert "cannot resume: the runs so far had --sandbox none, now bwrap" in refused.stderr
 
@@ -423,4 +425,57 @@ def test_a_sandboxed_codex_gets_the_key_its_model_provider_names(tmp_path, monke
     agent.use_sandbox(create_sandbox("bwrap"))
     assert "MINE_KEY" in agent.sandbox_variables()
     assert sorted(agent.home_files()) == [".codex/auth.json", ".codex/config.toml"]
-    assert "MINE_KEY" in agent.isolation()["variables"] and "CODEX_HOME" not in agent.isolation()["variables"]
+    assert "MINE_KEY" in agent.isolation()["variables"] and "CODEX_HOME" in agent.isolation()["variables"]
+
+
+@needs_bwrap
+def test_a_sandboxed_opencode_gets_its_configuration_and_its_package_cache(tmp_path, monkeypatch):
+    from eval_skills.agents import AgentRequest, create_agent
+
+    home = tmp_path / "home"
+    config = home / ".config" / "opencode"
+    config.mkdir(parents=True)
+    (config / "opencode.jsonc").write_text('{"model": "local/m", // comments are allowed\n'
+                                           ' "mcp": {"mine": {"type": "local"}}, "instructions": ["~/rules.md"]}')
+    extra = tmp_path / "extra.json"  # the file OPENCODE_CONFIG names, merged over the global one
+    extra.write_text(json.dumps({"provider": {"local": {"npm": "@ai-sdk/openai-compatible",
+                                                        "options": {"apiKey": "{env:LOCAL_KEY}"}}}}))
+    cache = home / ".cache" / "opencode"
+    (cache / "node_modules" / "@ai-sdk" / "x").mkdir(parents=True)
+    (cache / "node_modules" / "@ai-sdk" / "x" / "package.json").write_text('{"name": "@ai-sdk/x"}')
+    (cache / "package.json").write_text('{"dependencies": {"@ai-sdk/x": "1.0.0"}}')
+    for name, value in (("HOME", str(home)), ("OPENCODE_CONFIG", str(extra)), ("LOCAL_KEY", "k" * 20),
+                        ("NOT_NAMED_KEY", "s" * 20)):
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    (tmp_path / "bin").mkdir()
+    lister = tmp_path / "bin" / "opencode"  # stands for OpenCode: reports its configuration, cache and variables
+    lister.write_text(
+        f"#!{sys.executable}\nimport json, os, pathlib, sys, time\nsys.stdin.read()\n"
+        "home = pathlib.Path.home()\ncache = home / '.cache' / 'opencode'\n"
+        "try:\n    (cache / 'node_modules' / 'new').mkdir()\n    writable = True\n"
+        "except OSError:\n    writable = False\n"
+        "seen = {'config': json.loads((home / '.config/opencode/opencode.json').read_text()),\n"
+        "        'cached': sorted(str(p.relative_to(cache)) for p in cache.rglob('*') if p.is_file()),\n"
+        "        'writable': writable, 'env': sorted(os.environ)}\n"
+        "event = lambda kind, **part: print(json.dumps({'type': kind, 'timestamp': 0, 'sessionID': 's', "
+        "'part': part}))\n"
+        "tokens = {'input': 1, 'output': 1, 'reasoning': 0, 'cache': {'read': 0, 'write': 0}}\n"
+        "event('step_start', type='step-start')\nevent('text', type='text', text=json.dumps(seen))\n"
+        "event('step_finish', type='step-finish', reason='stop', cost=0, tokens=tokens)\n")
+    lister.chmod(0o755)
+    agent = create_agent("opencode", bin=str(lister))
+    agent.use_sandbox(create_sandbox(SandboxSettings("bwrap", binds=(*PYTHON, Bind.parse(f"{tmp_path / 'bin'}:ro")))))
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    result = asyncio.run(agent.run(AgentRequest("go", workspace, timeout=60)))
+    assert result.ok, result.error
+    seen = json.loads(result.response or "{}")
+    # of the configuration, only how to reach the model: no MCP server, no instructions file of the user's
+    assert seen["config"] == {"model": "local/m", "provider": {"local": {
+        "npm": "@ai-sdk/openai-compatible", "options": {"apiKey": "{env:LOCAL_KEY}"}}}}
+    assert "LOCAL_KEY" in seen["env"] and "NOT_NAMED_KEY" not in seen["env"]  # the key the provider names, only
+    assert seen["cached"] == ["node_modules/@ai-sdk/x/package.json", "package.json"]
+    assert seen["writable"] is False and not (cache / "node_modules" / "new").exists()  # the cache stays yours
+    assert ".cache/opencode/node_modules/ (read-only)" in result.isolation["home_files"]

@@ -10,7 +10,9 @@ an eval-skills agent or judge running them.
 from __future__ import annotations
 
 import json
+import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,24 @@ from eval_skills.judges import Judge, create_judge
 FAKE_AGENT = Path(__file__).with_name("fake_agent.py")
 FAKE_JUDGE = Path(__file__).with_name("fake_judge.py")
 
-__all__ = ["FAKE_AGENT", "FAKE_JUDGE", "fake_agent", "fake_judge"]
+__all__ = ["FAKE_AGENT", "FAKE_JUDGE", "PYTHON_BINDS", "SANDBOX_BIND_ARGS", "fake_agent", "fake_judge"]
+
+
+def _python_binds() -> list[str]:
+    """What a sandboxed run needs bound to start this Python (the stand-in agents are Python programs): the
+    virtualenv (``sys.prefix``) and the base interpreter it was made from, when they lie where a sandbox hides
+    (the temporary folder, the home folder), read-only."""
+    hidden = [Path("/tmp"), Path(tempfile.gettempdir()).resolve(), Path(os.path.expanduser("~")).resolve()]
+    found: list[Path] = []
+    for path in (Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parent):
+        path = path.resolve()
+        if path not in found and any(path != h and path.is_relative_to(h) for h in hidden if h != Path("/")):
+            found.append(path)
+    return [f"{path}:ro" for path in found]
+
+
+PYTHON_BINDS = _python_binds()  # [] for a virtualenv elsewhere (/work, /opt): nothing to add
+SANDBOX_BIND_ARGS = [arg for bind in PYTHON_BINDS for arg in ("--sandbox-bind", bind)]
 
 
 def fake_agent(script: dict[str, Any] | None = None, **options: Any) -> Agent:

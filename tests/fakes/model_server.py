@@ -24,17 +24,18 @@ The extra requests CLIs make are answered by built-in rules that come after the 
 
 from __future__ import annotations
 
-import json
 import shlex
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
 
 from .model_wire import Answer, Call, ToolUse, Usage, body, error_body, events, read_call
+from .scripted_server import Reply as HttpReply
+from .scripted_server import Request, ScriptedServer
 
 __all__ = ["Answer", "Call", "Cut", "Fail", "ModelServer", "Stall", "ToolUse", "Usage", "When", "after_tool_result",
            "always", "made", "mentions", "prompt_has", "skill_call", "skill_listed", "skill_loaded", "tooled",
@@ -183,19 +184,18 @@ class Record:
     at: float = field(default_factory=time.monotonic)
 
 
-class ModelServer:
+class ModelServer(ScriptedServer):
     """See the module docstring. ``key``: requests without ``Authorization: Bearer <key>`` or ``x-api-key: <key>``
-    get 401 (None: any key)."""
+    get 401 (None: any key). The HTTP server and its request loop are :class:`~fakes.scripted_server.
+    ScriptedServer`'s; this answers by its rules in the wire protocol of each request."""
 
     def __init__(self, key: str | None = API_KEY) -> None:
-        self.key = key
+        super().__init__(key)
         self.rules: list[Rule] = []
         self.default: Reply = Answer("(nothing was scripted for this request)")
         self.records: list[Record] = []
         self.others: list[tuple[str, str]] = []  # (method, path) of requests to no endpoint of ours
-        self._lock = threading.Lock()
         self._closing = threading.Event()
-        self._httpd: ThreadingHTTPServer | None = None
         self._helpers = [
             Rule(When(lambda call: call.path.endswith("/count_tokens"), "count_tokens"), Answer(), "count_tokens"),
             Rule(~tooled(), Answer("Scripted session", usage=Usage(0, 0)), "untooled helper"),
@@ -234,43 +234,13 @@ class ModelServer:
 
     # ---- lifetime ----------------------------------------------------------------------------------------
 
-    def start(self) -> ModelServer:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                server._get(self)
-
-            def do_POST(self) -> None:
-                server._post(self)
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
-        return self
-
     def close(self) -> None:
-        self._closing.set()
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
+        self._closing.set()  # stalled replies end
+        super().close()
 
     def __enter__(self) -> ModelServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    @property
-    def base(self) -> str:
-        assert self._httpd is not None, "start the server first"
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        self.start()
+        return self
 
     # ---- HTTP --------------------------------------------------------------------------------------------
 
@@ -287,53 +257,54 @@ class ModelServer:
         reply = rule.reply(call) if callable(rule.reply) else rule.reply
         return rule, reply
 
-    def _authorised(self, headers: dict[str, str]) -> bool:
-        given = (headers.get("authorization", "").removeprefix("Bearer "), headers.get("x-api-key"))
-        return self.key is None or self.key in given
+    def respond(self, http: BaseHTTPRequestHandler, request: Request) -> None:
+        if request.method == "GET":
+            return self._get(http)
+        self._post(http, request)
 
     def _get(self, http: BaseHTTPRequestHandler) -> None:
         path = urlsplit(http.path).path
         if path.rstrip("/").endswith("/models"):
             models = [{"id": "scripted-model", "object": "model", "type": "model", "created": 0,
                        "owned_by": "scripted", "display_name": "Scripted", "created_at": "2025-01-01T00:00:00Z"}]
-            return _send_json(http, 200, {"object": "list", "data": models, "has_more": False})
+            return self._json(http, 200, {"object": "list", "data": models, "has_more": False})
         with self._lock:
             self.others.append(("GET", http.path))
-        _send_json(http, 404, {"error": {"message": f"no route {path}", "type": "not_found"}})
+        self._json(http, 404, {"error": {"message": f"no route {path}", "type": "not_found"}})
 
-    def _post(self, http: BaseHTTPRequestHandler) -> None:
-        parts = urlsplit(http.path)
-        length = int(http.headers.get("content-length") or 0)
-        data = http.rfile.read(length) if length else b""
-        headers = {k.lower(): v for k, v in http.headers.items()}
+    def _post(self, http: BaseHTTPRequestHandler, request: Request) -> None:
+        parts = urlsplit(request.path)
+        headers = request.headers
         if not parts.path.endswith(("/messages", "/count_tokens", "/responses", "/chat/completions")):
             with self._lock:
-                self.others.append(("POST", http.path))
-            return _send_json(http, 404, {"error": {"message": f"no route {parts.path}", "type": "not_found"}})
-        try:
-            request = json.loads(data or b"{}")
-        except ValueError:
-            return _send_json(http, 400, {"error": {"message": "the body is not JSON", "type": "invalid_request"}})
-        call = read_call(parts.path, headers, request)
+                self.others.append(("POST", request.path))
+            return self._json(http, 404, {"error": {"message": f"no route {parts.path}", "type": "not_found"}})
+        if not isinstance(request.body, dict | None):
+            return self._json(http, 400, {"error": {"message": "the body is not JSON", "type": "invalid_request"}})
+        call = read_call(parts.path, headers, request.body or {})
         if not self._authorised(headers):
             with self._lock:
                 self.records.append(Record(call, "unauthorised", parts.query))
-            return _send_json(http, 401, error_body(call.protocol, 401, "invalid x-api-key"))
+            return self._json(http, 401, error_body(call.protocol, 401, "invalid x-api-key"))
         if call.path.endswith("/count_tokens"):
             with self._lock:
                 self.records.append(Record(call, "count_tokens", parts.query))
-            return _send_json(http, 200, {"input_tokens": max(1, len(call.text) // 4)})
+            return self._json(http, 200, {"input_tokens": max(1, len(call.text) // 4)})
         rule, reply = self._choose(call)
         if rule is not None and rule.delay:
             self._closing.wait(rule.delay)
         self._reply(http, call, reply)
+
+    def _json(self, http: BaseHTTPRequestHandler, status: int, payload: Any,
+              headers: dict[str, str] | None = None) -> None:
+        self.send(http, HttpReply(status, payload, headers or {}))
 
     def _reply(self, http: BaseHTTPRequestHandler, call: Call, reply: Reply) -> None:
         try:
             if isinstance(reply, Fail):
                 headers = {} if reply.retry_after is None else {
                     "retry-after": f"{reply.retry_after:g}", "retry-after-ms": str(round(reply.retry_after * 1000))}
-                _send_json(http, reply.status, error_body(call.protocol, reply.status, reply.message), headers)
+                self._json(http, reply.status, error_body(call.protocol, reply.status, reply.message), headers)
             elif isinstance(reply, Stall):
                 _start_stream(http)
                 self._closing.wait(reply.seconds)
@@ -351,20 +322,9 @@ class ModelServer:
                     _chunk(http, event.encode())
                 _chunk(http, b"")
             else:
-                _send_json(http, 200, body(call, reply))
+                self._json(http, 200, body(call, reply))
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (its timeout): fine
             http.close_connection = True
-
-
-def _send_json(http: BaseHTTPRequestHandler, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-    data = json.dumps(payload).encode()
-    http.send_response(status)
-    http.send_header("content-type", "application/json")
-    http.send_header("content-length", str(len(data)))
-    for key, value in (headers or {}).items():
-        http.send_header(key, value)
-    http.end_headers()
-    http.wfile.write(data)
 
 
 def _start_stream(http: BaseHTTPRequestHandler) -> None:

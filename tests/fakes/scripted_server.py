@@ -9,7 +9,8 @@ Each POST takes the next scripted reply, else asks ``handler``, else answers 500
 requests go to ``get_handler`` (default: 404). A reply may be delayed (``delay`` seconds) or be raw bytes
 (``raw``: a malformed body). ``key``: when set, a request without ``Authorization: Bearer <key>`` or
 ``x-api-key: <key>`` gets 401. Used by fakes of the OpenAI and Anthropic APIs (``openai_server.py``,
-``anthropic_server.py``).
+``anthropic_server.py``) and the scripted model of the agent CLIs (``model_server.py``), which override
+:meth:`ScriptedServer.respond`.
 """
 
 from __future__ import annotations
@@ -114,6 +115,7 @@ class ScriptedServer:
                                                 headers.get("x-api-key"))
 
     def _answer(self, http: BaseHTTPRequestHandler, method: str) -> None:
+        """The request loop: read one request (its JSON body parsed, else kept as text) and :meth:`respond`."""
         length = int(http.headers.get("content-length") or 0)
         data = http.rfile.read(length) if length else b""
         try:
@@ -121,13 +123,21 @@ class ScriptedServer:
         except ValueError:
             body = data.decode("utf-8", "replace")
         headers = {k.lower(): v for k, v in http.headers.items()}
-        request = Request(method, http.path, headers, body)
-        if not self._authorised(headers):
+        self.respond(http, Request(method, http.path, headers, body))
+
+    def respond(self, http: BaseHTTPRequestHandler, request: Request) -> None:
+        """Answer one request: 401 without the key, else the next scripted reply (a subclass answers its own way,
+        with :meth:`send`)."""
+        if not self._authorised(request.headers):
             with self._lock:
                 self.requests.append(request)
             reply = Reply(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}})
         else:
             reply = self._next(request)
+        self.send(http, reply)
+
+    def send(self, http: BaseHTTPRequestHandler, reply: Reply) -> None:
+        """Send ``reply`` (after its ``delay``); a client that gave up is no error."""
         if reply.delay:
             time.sleep(reply.delay)
         payload = reply.raw if reply.raw is not None else json.dumps(reply.body).encode()

@@ -169,6 +169,7 @@ class Agent(ABC):
     env: dict[str, str]  # variables added to the caller's environment
     sandboxable = False  # whether a sandbox can confine it (it runs a program)
     key_variables: tuple[str, ...] = ()  # what a sandboxed run of it gets from the caller's environment
+    home_variable_names: tuple[str, ...] = ()  # variables it sets itself to its run's private folder
     sandbox: Sandbox = create_sandbox("none")
 
     def __init__(self, *, skills_subdir: str | None = None, env: Mapping[str, str] | None = None) -> None:
@@ -204,6 +205,11 @@ class Agent(ABC):
         """The files of :meth:`home_files`, read from the user's home (backends name theirs)."""
         return {}
 
+    def home_binds(self) -> dict[str, Path]:
+        """Folders of the user's home a sandboxed run sees read-only in its private home, by path relative to
+        it (an agent's cache of packages it would otherwise download in every run); default none."""
+        return {}
+
     def sandbox_variables(self) -> list[str]:
         """The names of the variables a sandboxed run is given (the agent's own and those added)."""
         return [*self.key_variables, *self.env, *self.sandbox.settings.env]
@@ -212,7 +218,9 @@ class Agent(ABC):
         """What isolation this agent's runs have (names, never values), for their records."""
         if getattr(self, "_isolation", None) is None:
             names = list(allowed_environment(self.child_env(), self.sandbox_variables()))
-            self._isolation = self.sandbox.describe([*names, "HOME", "TMPDIR"], self.home_files())
+            bound = [f"{rel}/ (read-only)" for rel in self.home_binds()] if self.sandbox.private_home else []
+            self._isolation = self.sandbox.describe([*names, "HOME", "TMPDIR", *self.home_variable_names],
+                                                   [*self.home_files(), *bound])
         return dict(self._isolation or {})
 
     def user_skill_dirs(self, env: Mapping[str, str] | None = None) -> list[Path]:
@@ -258,7 +266,7 @@ class Agent(ABC):
         if not workspace.is_dir():
             raise InputError("the workspace is not a folder", file=str(request.workspace))
         try:  # the skills installed and the workspace's first snapshot taken in one trip to a thread
-            installed, excluded, before = await asyncio.to_thread(self._prepare, workspace, request.skills)
+            installed, excluded, before, skipped = await asyncio.to_thread(self._prepare, workspace, request.skills)
         except OSError as exc:  # the workspace is in the way (a file where the skills folder goes, no space left)
             failed = Execution(error=f"could not install the skills in the workspace: {exc}")
             return self._result(request, failed, 0.0, [], [])
@@ -269,15 +277,18 @@ class Agent(ABC):
         files = [change for change in changed_files(before, after)
                  if not (change.kind == "created" and change.path in self.own_files)]
         result = self._result(request, execution, duration, files, installed)
+        result.warnings[:0] = skipped  # the skill files not installed, and why
         result.isolation = self.isolation()
         return result
 
     def _prepare(self, workspace: Path, skills: Iterable[SkillSource | SkillBundle]
-                 ) -> tuple[list[str], set[str], dict[str, Entry]]:
-        """Install the skills; the installed names, the folders a snapshot leaves out, the snapshot before."""
-        installed = install_skills(workspace, self.skills_subdir, skills)
+                 ) -> tuple[list[str], set[str], dict[str, Entry], list[str]]:
+        """Install the skills; the installed names, the folders a snapshot leaves out, the snapshot before, and
+        the warnings of the skill folders read here (files skipped)."""
+        skipped: list[str] = []
+        installed = install_skills(workspace, self.skills_subdir, skills, skipped)
         excluded = {f"{self.skills_subdir}/{name}" for name in installed} | {".git"}
-        return installed, excluded, snapshot(workspace, excluded)
+        return installed, excluded, snapshot(workspace, excluded), skipped
 
     def _result(self, request: AgentRequest, ex: Execution, duration: float, files: list[FileChange],
                 installed: list[str]) -> AgentResult:

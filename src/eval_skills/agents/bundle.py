@@ -1,7 +1,9 @@
 """A skill as data: read once at the start, installed into each run from those bytes.
 
 :func:`read_bundle` freezes a skill folder (without ``evals/``, ``.git`` and ``__pycache__``) into a
-:class:`SkillBundle`: its files by relative path and a digest of them. :func:`install_bundle` writes a bundle
+:class:`SkillBundle`: its files by relative path and a digest of them. Only regular files are read, each and all
+within a size bound; links out of the folder, FIFOs and devices are skipped, each named in the bundle's
+``skipped`` warnings (see :mod:`eval_skills.formats.skill_files`). :func:`install_bundle` writes a bundle
 into a run's workspace after checking its bytes still have that digest, so every run of an evaluation gets the
 very skill that was read, whatever any run (or anyone) did to a copy of it since.
 """
@@ -9,17 +11,16 @@ very skill that was read, whatever any run (or anyone) did to a copy of it since
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ..errors import HarnessError, InputError
+from ..formats.skill_files import MAX_SKILL_BYTES, read_skill_files
 
 __all__ = ["MAX_BUNDLE_BYTES", "SkillBundle", "bundle_digest", "install_bundle", "read_bundle"]
 
-_SKIP = frozenset({".git", "__pycache__"})
-MAX_BUNDLE_BYTES = 256 << 20  # a skill folder larger than this is refused (it is held in memory)
+MAX_BUNDLE_BYTES = MAX_SKILL_BYTES  # a skill folder larger than this is refused (it is held in memory)
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +32,7 @@ class SkillBundle:
     files: Mapping[str, bytes]
     digest: str
     source: str = ""  # where it was read from, for the record
+    skipped: tuple[str, ...] = ()  # what was not read (a FIFO, a link out of the folder), one warning each
 
 
 def bundle_digest(files: Mapping[str, bytes]) -> str:
@@ -42,34 +44,18 @@ def bundle_digest(files: Mapping[str, bytes]) -> str:
 
 
 def read_bundle(folder: Path, name: str | None = None) -> SkillBundle:
-    """Read a skill folder into a bundle (symbolic links are followed, as an install copies them). The skill
-    is frozen at this moment: edits made while the runs go on do not reach them."""
+    """Read a skill folder into a bundle: its regular files (a link to a file inside the folder is read as
+    that file, as an install copies it). The skill is frozen at this moment: edits made while the runs go on
+    do not reach them. InputError when ``SKILL.md`` itself is skipped, or the folder is too large."""
     root = Path(folder).resolve()
-    files: dict[str, bytes] = {}
-    seen: set[str] = set()
-    size = 0
-    for current, dirs, names in os.walk(root, followlinks=True):
-        real = os.path.realpath(current)
-        if real in seen:  # a link loop
-            dirs[:] = []
-            continue
-        seen.add(real)
-        rel = Path(current).relative_to(root).as_posix()
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP and not (rel == "." and d == "evals"))
-        for file_name in sorted(names):
-            path = Path(current) / file_name
-            key = file_name if rel == "." else f"{rel}/{file_name}"
-            try:
-                files[key] = path.read_bytes()
-            except FileNotFoundError:  # a dangling link
-                continue
-            except OSError as exc:
-                raise InputError(f"cannot be read ({exc.strerror or exc})", file=str(path)) from None
-            size += len(files[key])
-            if size > MAX_BUNDLE_BYTES:
-                raise InputError(f"the skill folder holds more than {MAX_BUNDLE_BYTES >> 20} MiB", file=str(folder),
-                                 hint="keep large data out of the skill folder")
-    return SkillBundle(name or root.name, files, bundle_digest(files), str(folder))
+    files, skipped = read_skill_files(root)
+    if "SKILL.md" not in files:
+        prefix = f"{root / 'SKILL.md'}: "
+        reason = next((line[len(prefix):] for line in skipped if line.startswith(prefix)), None)
+        if reason is not None:
+            raise InputError(reason.removesuffix(": skipped"), file=str(Path(folder) / "SKILL.md"),
+                             hint="SKILL.md must be a regular file inside the skill folder")
+    return SkillBundle(name or root.name, files, bundle_digest(files), str(folder), tuple(skipped))
 
 
 def install_bundle(dest: Path, bundle: SkillBundle) -> None:

@@ -9,14 +9,18 @@ sandbox; give ``--sandbox ...``, ``--full-auto`` or ``--dangerously-bypass-appro
 extra arguments to choose otherwise. Codex has no turn limit: a requested one is not applied.
 
 Skills are installed at ``<workspace>/.agents/skills/<name>/``. Codex also loads skills from
-``~/.agents/skills``, ``~/.codex/skills`` (``$CODEX_HOME/skills``), ``/etc/codex/skills``, its bundled
-system skills, and ``.agents/skills`` in every parent folder of the workspace up to the repository root. Under a
-sandbox the private home holds ``.codex/auth.json`` (copied from ``$CODEX_HOME`` or ``~/.codex``) and a
-generated ``.codex/config.toml`` keeping of yours only how to reach the model (``model``, ``model_provider``,
-``model_providers``), and the run gets the variables of :attr:`CodexAgent.key_variables`.
+``~/.agents/skills``, ``/etc/codex/skills``, its bundled system skills, and ``.agents/skills`` in every parent
+folder of the workspace up to the repository root.
 
-Codex refuses to create its helper programs (the sandbox's) under the temporary folder, and then every command
-it runs in its sandbox fails: a ``CODEX_HOME`` inside ``TMPDIR`` (``/tmp``) is refused before anything runs.
+Every run has a ``CODEX_HOME`` of its own, sandbox or not: Codex processes sharing one race on its
+``tmp/arg0-linux`` folder (about one run in 30 at concurrency 4 had every command fail). It is the ``.codex``
+folder of the run's private home, holding ``auth.json`` (copied from ``$CODEX_HOME`` or ``~/.codex``) and a
+``config.toml``: yours as it is without a sandbox; under one, generated, keeping of yours only how to reach the
+model (``model``, ``model_provider``, ``model_providers``), and the run gets the variables of
+:attr:`CodexAgent.key_variables` and the ``env_key`` of each provider. So ``$CODEX_HOME/skills``, its
+``AGENTS.md`` and its sessions reach no run. ``TMPDIR`` is the home's ``.tmp`` folder: Codex refuses to create its
+helper programs (its own sandbox's) in a ``CODEX_HOME`` inside the temporary folder, and then every command it
+runs fails (``bwrap: execvp codex-linux-sandbox: No such file or directory``).
 """
 
 from __future__ import annotations
@@ -24,13 +28,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
 from .preset import CliAgent, read_user_file
 
 __all__ = ["CodexAgent"]
@@ -41,16 +43,8 @@ class CodexAgent(CliAgent):
     skills_subdir = ".agents/skills"
     last_args = ("-",)  # read the prompt from stdin
     key_variables = ("OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORGANIZATION", "OPENAI_PROJECT")
-
-    def check(self) -> None:
-        super().check()
-        env = self.child_env()
-        home = Path(env.get("CODEX_HOME") or Path(env.get("HOME") or Path.home()) / ".codex").resolve()
-        tmp = Path(env.get("TMPDIR") or tempfile.gettempdir()).resolve()
-        if home.is_relative_to(tmp):
-            raise InputError(f"Codex's home {home} is inside the temporary folder {tmp}: Codex then refuses to set up "
-                             "its sandbox helper and every command it runs fails", field="CODEX_HOME",
-                             hint="set CODEX_HOME (or TMPDIR) so that the home is outside the temporary folder")
+    own_home = True  # a CODEX_HOME per run, sandbox or not
+    home_variable_names = ("CODEX_HOME",)
 
     def arguments(self, model: str | None, max_turns: int | None, workspace: Path) -> list[str]:
         args = ["exec", *[flag for flag in ("--json", "--skip-git-repo-check") if not self.given(flag)]]
@@ -61,14 +55,25 @@ class CodexAgent(CliAgent):
         return args
 
     def user_skill_dirs(self, env: Mapping[str, str] | None = None) -> list[Path]:
-        codex_home = Path((os.environ if env is None else env).get("CODEX_HOME") or Path.home() / ".codex")
-        return [Path.home() / ".agents" / "skills", codex_home / "skills", Path("/etc/codex/skills")]
+        return [Path.home() / ".agents" / "skills", Path("/etc/codex/skills")]  # $CODEX_HOME is the run's own
 
     def read_home_files(self) -> dict[str, bytes]:
-        codex_home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
-        files = {".codex/config.toml": codex_config(read_user_file(codex_home / "config.toml")).encode()}
-        auth = read_user_file(codex_home / "auth.json")
-        return files | ({".codex/auth.json": auth} if auth is not None else {})
+        config = read_user_file(_user_codex_home() / "config.toml")
+        return {".codex/config.toml": codex_config(config).encode(), **self._auth()}
+
+    def own_home_files(self) -> dict[str, bytes]:
+        """Without a sandbox: your ``config.toml`` as it is, and your ``auth.json``."""
+        config = read_user_file(_user_codex_home() / "config.toml")
+        return {**({".codex/config.toml": config} if config is not None else {}), **self._auth()}
+
+    def _auth(self) -> dict[str, bytes]:
+        auth = read_user_file(_user_codex_home() / "auth.json")
+        return {".codex/auth.json": auth} if auth is not None else {}
+
+    def home_variables(self, home: Path) -> dict[str, str]:
+        (home / ".codex").mkdir(exist_ok=True)
+        (home / ".tmp").mkdir(exist_ok=True)
+        return {"CODEX_HOME": str(home / ".codex"), "TMPDIR": str(home / ".tmp")}
 
     def sandbox_variables(self) -> list[str]:
         """Also the key variable each model provider of the configuration names (its ``env_key``)."""
@@ -76,6 +81,10 @@ class CodexAgent(CliAgent):
         providers = config.get("model_providers") or {}
         keys = [p["env_key"] for p in providers.values() if isinstance(p, dict) and isinstance(p.get("env_key"), str)]
         return [*super().sandbox_variables(), *keys]
+
+
+def _user_codex_home() -> Path:
+    return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
 
 
 _BARE = re.compile(r"[A-Za-z0-9_-]+")

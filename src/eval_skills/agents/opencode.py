@@ -12,8 +12,12 @@ Skills are installed at ``<workspace>/.opencode/skills/<name>/``. OpenCode also 
 ``~/.config/opencode/skills`` (``$XDG_CONFIG_HOME/opencode/skills``), ``~/.claude/skills``,
 ``~/.agents/skills``, and ``.claude/skills`` and ``.agents/skills`` in the workspace and its parent folders
 up to the git worktree. Under a sandbox the private home holds OpenCode's auth file
-(``~/.local/share/opencode/auth.json``, from ``$XDG_DATA_HOME`` when set), and the run gets the provider keys and
-OpenCode settings of :attr:`OpenCodeAgent.key_variables`.
+(``~/.local/share/opencode/auth.json``, from ``$XDG_DATA_HOME`` when set) and a generated
+``~/.config/opencode/opencode.json``: of your configuration (``~/.config/opencode/opencode.json``, ``.jsonc`` or
+``config.json``, then the file ``OPENCODE_CONFIG`` names, merged in that order) only how to reach the model and
+what it may do (``model``, ``small_model``, ``provider``, ``enabled_providers``, ``disabled_providers``,
+``permission``, ``autoupdate``, ``share``); and the run gets the provider keys and OpenCode settings of
+:attr:`OpenCodeAgent.key_variables`, and every variable the kept configuration names as ``{env:NAME}``.
 
 What the real CLI does that the harness allows for: it takes its working folder from ``PWD`` (set to the
 workspace), not from the folder it is started in; it writes ``.opencode/.gitignore`` into the workspace in every
@@ -25,10 +29,13 @@ before anything runs).
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from ..errors import InputError
 from .preset import CliAgent, read_user_file
@@ -41,7 +48,8 @@ class OpenCodeAgent(CliAgent):
     skills_subdir = ".opencode/skills"
     key_variables = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "GEMINI_API_KEY", "GROQ_API_KEY",
                      "MISTRAL_API_KEY", "DEEPSEEK_API_KEY", "XAI_API_KEY", "OPENCODE_CONFIG_CONTENT",
-                     "OPENCODE_PERMISSION", "OPENCODE_DISABLE_AUTOUPDATE")
+                     "OPENCODE_PERMISSION", "OPENCODE_DISABLE_AUTOUPDATE", "OPENCODE_DISABLE_MODELS_FETCH",
+                     "OPENCODE_DISABLE_LSP_DOWNLOAD", "OPENCODE_DISABLE_DEFAULT_PLUGINS")
     first_start_alone = True  # with a fresh home, concurrent first starts fail creating OpenCode's database
     own_files = frozenset({".opencode/.gitignore"})  # OpenCode writes it beside the skills it finds there
 
@@ -65,4 +73,64 @@ class OpenCodeAgent(CliAgent):
     def read_home_files(self) -> dict[str, bytes]:
         data = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
         auth = read_user_file(data / "opencode" / "auth.json")
-        return {".local/share/opencode/auth.json": auth} if auth is not None else {}
+        config = json.dumps(opencode_config(_user_configs()), indent=2, ensure_ascii=False) + "\n"
+        cache = _cache()
+        kept = {f".cache/opencode/{name}": held for name in ("package.json", "bun.lock")  # what node_modules holds
+                if (cache / "node_modules").is_dir() and (held := read_user_file(cache / name)) is not None}
+        return {CONFIG_FILE: config.encode(),
+                **({".local/share/opencode/auth.json": auth} if auth is not None else {}), **kept}
+
+    def home_binds(self) -> dict[str, Path]:
+        """Under a sandbox: OpenCode's cache of provider packages and programs (``~/.cache/opencode``'s
+        ``node_modules`` and ``bin``, where it keeps the ripgrep it downloads), read-only, when you have them, so
+        no run downloads them again."""
+        cache = _cache()
+        return {f".cache/opencode/{name}": cache / name for name in ("node_modules", "bin") if (cache / name).is_dir()}
+
+    def sandbox_variables(self) -> list[str]:
+        """Also every variable the generated configuration names as ``{env:NAME}`` (a provider's key)."""
+        text = self.home_files()[CONFIG_FILE].decode()
+        return [*super().sandbox_variables(), *dict.fromkeys(_ENV_REF.findall(text))]
+
+
+CONFIG_FILE = ".config/opencode/opencode.json"
+_KEPT = ("$schema", "model", "small_model", "provider", "enabled_providers", "disabled_providers", "permission",
+         "autoupdate", "share")
+_ENV_REF = re.compile(r"\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
+_JSONC = re.compile(r'("(?:[^"\\]|\\.)*")|//[^\n]*|/\*.*?\*/|,(?=\s*[}\]])', re.S)
+
+
+def _cache() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "opencode"
+
+
+def _user_configs() -> list[bytes]:
+    """The user's OpenCode configuration files, in the order OpenCode merges them."""
+    folder = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "opencode"
+    paths = [folder / name for name in ("config.json", "opencode.json", "opencode.jsonc")]
+    if os.environ.get("OPENCODE_CONFIG"):
+        paths.append(Path(os.environ["OPENCODE_CONFIG"]))
+    return [data for path in paths if (data := read_user_file(path)) is not None]
+
+
+def _merge(base: dict[str, Any], more: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in more.items():
+        old = merged.get(key)
+        merged[key] = _merge(old, value) if isinstance(old, dict) and isinstance(value, dict) else value
+    return merged
+
+
+def opencode_config(files: list[bytes]) -> dict[str, Any]:
+    """An ``opencode.json`` for a sandboxed run: of the user's (JSON with comments, merged in order), only how to
+    reach the model and what the agent may do. A file that does not parse is left out."""
+    merged: dict[str, Any] = {}
+    for raw in files:
+        try:
+            text = raw.decode("utf-8-sig")
+            data = json.loads(_JSONC.sub(lambda m: m.group(1) or "", text))
+        except (UnicodeDecodeError, ValueError):
+            continue
+        if isinstance(data, dict):
+            merged = _merge(merged, data)
+    return {key: merged[key] for key in _KEPT if key in merged}

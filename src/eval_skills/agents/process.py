@@ -101,6 +101,7 @@ class ProcessAgent(Agent):
     several do at once."""
 
     first_start_alone = False
+    own_home = False  # each run gets a private folder of its own (home_variables) even without a sandbox
     _warm = False  # a run of this agent has started (printed something or ended)
     _first_start: asyncio.Lock | None = None
 
@@ -165,7 +166,10 @@ class ProcessAgent(Agent):
                     if sandbox.kind != "none":
                         run = self._private_places(private, workspace, installed, prompt_file)
                         inside = sandbox.environment(env, [*self.sandbox_variables(), *launch.env, "PWD"], run)
+                        inside.update(self.home_variables(sandbox.home_inside(run)))
                         argv, env = sandbox.command(argv, run, inside), sandbox.process_environment(env, inside)
+                    elif self.own_home:
+                        env.update(self.home_variables(self._write_home(private, self.own_home_files())))
                     child = await Child.start(argv, cwd=workspace, env=env, stderr_bytes=STDERR_TAIL,
                                               stdin=None if launch.stdin is not None else asyncio.subprocess.DEVNULL)
                 except SkillError as exc:
@@ -209,18 +213,37 @@ class ProcessAgent(Agent):
                                       "were not parsed (they are in the raw output)")
         return execution
 
-    def _private_places(self, private: Path, workspace: Path, installed: list[str], prompt_file: Path) -> RunPaths:
-        """The run's private home (holding the agent's home files), in its private folder."""
+    def own_home_files(self) -> dict[str, bytes]:
+        """With :attr:`own_home` and no sandbox: what the run's private folder holds (default: the home files)."""
+        return self.home_files()
+
+    def home_variables(self, home: Path) -> dict[str, str]:
+        """Variables pointing the program at its private folder ``home`` (as the program sees it), set after the
+        sandbox's own (``HOME``, ``TMPDIR``); default none."""
+        return {}
+
+    def _write_home(self, private: Path, files: Mapping[str, bytes]) -> Path:
+        """``private/home`` holding ``files`` (created exclusively, ``0600``)."""
         home = private / "home"
         home.mkdir()
-        for rel, data in self.home_files().items():
+        for rel, data in files.items():
             path = home / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "wb") as out:
                 out.write(data)
+        return home
+
+    def _private_places(self, private: Path, workspace: Path, installed: list[str], prompt_file: Path) -> RunPaths:
+        """The run's private home (holding the agent's home files), in its private folder."""
+        home = self._write_home(private, self.home_files())
         read_only = (*(workspace / self.skills_subdir / name for name in installed), prompt_file)
-        return RunPaths(workspace, home, read_only, name=f"eval-skills-{private.name.rsplit('-', 1)[-1]}")
+        binds = []
+        for rel, source in self.home_binds().items():
+            (home / rel).mkdir(parents=True, exist_ok=True)  # where the host folder is seen
+            binds.append((source, home / rel))
+        return RunPaths(workspace, home, read_only, name=f"eval-skills-{private.name.rsplit('-', 1)[-1]}",
+                        home_binds=tuple(binds))
 
     async def _wait_first_start(self) -> bool:
         """With :attr:`first_start_alone`: wait while the first run starts; True when this run is the first."""

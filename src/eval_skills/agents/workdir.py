@@ -1,9 +1,10 @@
 """The workspace of one agent run: skills copied in before it, and the files the agent changed.
 
 Skills are written from the bytes of a :class:`~eval_skills.agents.bundle.SkillBundle` read at the start (their
-digest checked), or copied (never linked) from a folder, into ``<workspace>/<skills_subdir>/<name>/``, without
-their ``evals/`` folder (it holds the expected answers) and without ``.git`` and ``__pycache__``. Symbolic
-links inside a skill are copied as the files they point to.
+digest checked), a folder being read into one first, into ``<workspace>/<skills_subdir>/<name>/``, without
+their ``evals/`` folder (it holds the expected answers) and without ``.git`` and ``__pycache__``. Only regular
+files are written: a symbolic link to a file inside the skill as the file it points to; links out of the skill,
+FIFOs, devices and files over 16 MiB are skipped (see :mod:`eval_skills.formats.skill_files`).
 
 The workspace is snapshotted before and after the run (the installed skills and ``.git`` left out): files up
 to 1 MiB are compared by content, larger ones by size and modification time. Symbolic links are recorded,
@@ -25,13 +26,12 @@ from typing import Literal
 
 from ..errors import InputError
 from ..formats.untrusted import clean_text
-from .bundle import SkillBundle, install_bundle
+from .bundle import SkillBundle, install_bundle, read_bundle
 
 __all__ = ["FileChange", "RunFolders", "SkillSource", "changed_files", "check_subdir", "install_skills", "snapshot"]
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _HASH_LIMIT = 1 << 20
-_SKIP_EVERYWHERE = frozenset({".git", "__pycache__"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,43 +101,30 @@ def check_subdir(subdir: str) -> str:
     return "/".join(parts)
 
 
-def install_skills(workspace: Path, subdir: str, skills: Iterable[SkillSource | SkillBundle]) -> list[str]:
-    """Write or copy each skill into ``workspace/subdir/<name>/`` (replacing what is there); the installed
-    names."""
+def install_skills(workspace: Path, subdir: str, skills: Iterable[SkillSource | SkillBundle],
+                   warnings: list[str] | None = None) -> list[str]:
+    """Write each skill into ``workspace/subdir/<name>/`` (replacing what is there), a folder read into a bundle
+    first (regular files only: what is skipped goes to ``warnings``); the installed names."""
     names: list[str] = []
     for skill in skills:
-        if isinstance(skill, SkillBundle):
-            if "SKILL.md" not in skill.files:
-                raise InputError("is not a skill folder (no SKILL.md in it)", file=skill.source or skill.name)
-            if not _NAME.fullmatch(skill.name) or skill.name in names:
-                problem = "appears twice" if skill.name in names else "cannot be a folder name"
-                raise InputError(f"skill name {skill.name!r} {problem}", file=skill.source or skill.name)
-            dest = workspace / subdir / skill.name
-            _clear(dest)
-            install_bundle(dest, skill)
-            names.append(skill.name)
-            continue
-        source = skill.path.resolve()
-        if not (source / "SKILL.md").is_file():
-            raise InputError("is not a skill folder (no SKILL.md in it)", file=str(skill.path))
+        if not isinstance(skill, SkillBundle):
+            source = skill.path.resolve()
+            if not (source / "SKILL.md").is_file():
+                raise InputError("is not a skill folder (no SKILL.md in it)", file=str(skill.path))
+            if workspace.is_relative_to(source):
+                raise InputError("the workspace is inside this skill folder", file=str(skill.path),
+                                 hint="put the workspace outside the skill")
+            skill = read_bundle(skill.path, skill.name)
+            if warnings is not None:
+                warnings += skill.skipped
+        if "SKILL.md" not in skill.files:
+            raise InputError("is not a skill folder (no SKILL.md in it)", file=skill.source or skill.name)
         if not _NAME.fullmatch(skill.name) or skill.name in names:
             problem = "appears twice" if skill.name in names else "cannot be a folder name"
-            raise InputError(f"skill name {skill.name!r} {problem}", file=str(skill.path))
-        if workspace.is_relative_to(source):
-            raise InputError("the workspace is inside this skill folder", file=str(skill.path),
-                             hint="put the workspace outside the skill")
+            raise InputError(f"skill name {skill.name!r} {problem}", file=skill.source or skill.name)
         dest = workspace / subdir / skill.name
         _clear(dest)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-
-        def ignore(folder: str, entries: list[str], top: str = str(source)) -> set[str]:
-            skipped = {e for e in entries if e in _SKIP_EVERYWHERE}
-            return skipped | ({"evals"} & set(entries) if folder == top else set())
-
-        try:
-            shutil.copytree(source, dest, symlinks=False, ignore=ignore, ignore_dangling_symlinks=True)
-        except (shutil.Error, OSError) as exc:
-            raise InputError(f"cannot be copied into the workspace: {exc}", file=str(skill.path)) from None
+        install_bundle(dest, skill)
         names.append(skill.name)
     return names
 

@@ -105,6 +105,8 @@ def fixtures_command(ctx: click.Context, skills_dir: Path, answers_dir: Path | N
     Exit 0 at or above --min-score, 1 below it (or on a fixture problem), 2 for bad input.
     """
     report = check_fixtures(skills_dir, answers_dir=answers_dir, skills=skill_names, min_score=min_score)
+    for warning in report.warnings:
+        click.echo(f"warning: {warning}", err=True)
     if as_json:
         click.echo(json.dumps(report.to_dict(), ensure_ascii=False))  # compact: 7x faster than indented
     else:

@@ -122,6 +122,7 @@ class FixturesReport:
     skills: list[SkillResult]
     overall: Overall
     problems: list[Problem] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # files of the skills not read, and why
 
     @property
     def score_ok(self) -> bool:
@@ -152,6 +153,7 @@ class FixturesReport:
                         "total": self.overall.total},
             "min_score": self.min_score,
             "problems": [p.to_dict() for p in self.problems],
+            "warnings": self.warnings,
             "ok": self.ok,
         }
 
@@ -199,7 +201,7 @@ def _validate_task(skill: InstructionSkill, task: FixtureTask, result: FixtureTa
 
 
 def _check_skill(skill: InstructionSkill, skills_dir: Path, answers_dir: Path | None,
-                 problems: list[Problem]) -> SkillResult:
+                 problems: list[Problem], warnings: list[str]) -> SkillResult:
     tasks = load_tasks(skill.tasks_file)
     if not tasks:
         what = "has no tasks" if tasks is not None else "not found"
@@ -208,7 +210,9 @@ def _check_skill(skill: InstructionSkill, skills_dir: Path, answers_dir: Path | 
         return SkillResult(skill.name, None, 0, 0, [])
     sources: list[str] = []
     if answers_dir is None:
-        sources = [source.text for source in grounding_sources(skill, skills_dir)]
+        skipped: list[str] = []
+        sources = [source.text for source in grounding_sources(skill, skills_dir, skipped)]
+        warnings += skipped
     folder = str(skill.root / EXAMPLES_DIR if answers_dir is None else answers_dir / skill.name)
     results: list[FixtureTaskResult] = []
     for task in tasks:
@@ -243,7 +247,8 @@ def check_fixtures(skills_dir: Path, *, answers_dir: Path | None = None, skills:
     for skill in selected:  # the frontmatter check paired and routing make: a skill they refuse is refused here
         load_skill_md(skill.root)
     problems: list[Problem] = []
-    results = [_check_skill(skill, skills_dir, answers_dir, problems) for skill in selected]
+    warnings: list[str] = []  # what was not read (a FIFO, a link out of the skill)
+    results = [_check_skill(skill, skills_dir, answers_dir, problems, warnings) for skill in selected]
     task_scores = [t.score for s in results for t in s.tasks if t.score is not None]
     overall = Overall(_mean(task_scores), sum(s.passed for s in results), len(task_scores))
     return FixturesReport(
@@ -254,4 +259,5 @@ def check_fixtures(skills_dir: Path, *, answers_dir: Path | None = None, skills:
         skills=results,
         overall=overall,
         problems=problems,
+        warnings=warnings,
     )

@@ -9,9 +9,11 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ..errors import InputError
+from .skill_files import read_regular
 from .untrusted import MAX_DEPTH, NotJSON, UnusableJSON, loads_untrusted
 
 M = TypeVar("M")
+MAX_JSON_BYTES = 256 << 20  # a JSON file larger than this is refused, not read
 
 
 def json_path(loc: tuple[int | str, ...] | list[int | str]) -> str:
@@ -26,16 +28,12 @@ def read_json(path: Path, *, max_depth: int = MAX_DEPTH) -> Any:
     """Parse a JSON file; any failure is an InputError naming the file (and line for syntax errors).
 
     A UTF-8 byte order mark is accepted; see :func:`.untrusted.loads_untrusted` for what else is refused."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise InputError("file not found", file=str(path)) from None
-    except IsADirectoryError:
-        raise InputError("is a folder, expected a JSON file", file=str(path)) from None
+    if path.is_dir():
+        raise InputError("is a folder, expected a JSON file", file=str(path))
+    try:  # a FIFO or a device is refused, never read (reading would wait, or never end)
+        text = read_regular(path, limit=MAX_JSON_BYTES).decode("utf-8-sig")
     except UnicodeDecodeError:
         raise InputError("is not valid UTF-8", file=str(path)) from None
-    except OSError as exc:
-        raise InputError(f"cannot be read ({exc.strerror})", file=str(path)) from None
     try:
         return loads_untrusted(text, max_depth=max_depth)
     except UnusableJSON as exc:

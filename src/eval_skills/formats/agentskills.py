@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, 
 
 from ..errors import InputError
 from ._load import read_json, validate
+from .skill_files import read_text_file
 
 __all__ = [
     "EVALS_FILE",
@@ -138,12 +139,7 @@ def load_skill_md(folder: Path) -> SkillDoc:
     if not path.is_file():
         raise InputError(f"no {SKILL_MD} in this folder", file=str(folder),
                          hint="pass the folder of an Agent Skill (it holds SKILL.md)")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise InputError("is not valid UTF-8", file=str(path)) from None
-    except OSError as exc:
-        raise InputError(f"cannot be read ({exc.strerror})", file=str(path)) from None
+    text = read_text_file(path)  # a FIFO, a device, a huge file: refused, never read
     meta, body = parse_frontmatter(text, file=str(path))
     errors, warnings = frontmatter_problems(meta, folder.resolve())
     if errors:

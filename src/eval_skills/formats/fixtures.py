@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import InputError
 from ._load import json_path, read_json, validate
+from .skill_files import list_skill_files, read_regular
 
 __all__ = [
     "EXAMPLES_DIR",
@@ -185,15 +186,11 @@ def load_tasks(path: Path) -> list[FixtureTask] | None:
 
 def read_answer(path: str | Path) -> str | None:
     """An answer or worked example as text; None when the file does not exist. Must be UTF-8."""
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
-    except (FileNotFoundError, NotADirectoryError):
+    if not os.path.exists(path):  # a dangling link too
         return None
-    except IsADirectoryError:
-        raise InputError("is a folder, expected a Markdown file", file=str(path)) from None
-    except OSError as exc:
-        raise InputError(f"cannot be read ({exc.strerror})", file=str(path)) from None
+    if os.path.isdir(path):
+        raise InputError("is a folder, expected a Markdown file", file=str(path))
+    raw = read_regular(path)  # a FIFO, a device, a huge file: refused, never read
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -208,37 +205,37 @@ def _read_text_strict(path: Path) -> str:
     return text
 
 
-def _text_files(folder: Path) -> Iterator[TextSource]:
-    """Every non-hidden file under ``folder`` that is UTF-8 text (binary files are skipped)."""
-    if not folder.is_dir():
+def _text_files(folder: Path, skill_root: Path, skipped: list[str] | None) -> Iterator[TextSource]:
+    """Every non-hidden regular file under ``folder`` that is UTF-8 text (binary files are skipped; FIFOs,
+    devices, links out of the skill, files over 16 MiB too, each named in ``skipped``)."""
+    if not folder.is_dir() or folder.is_symlink():
         return
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for filename in sorted(filenames):
-            if filename.startswith("."):
-                continue
-            path = Path(dirpath, filename)
-            try:
-                text = path.read_bytes().decode("utf-8-sig")
-            except (OSError, UnicodeDecodeError):
-                continue
-            if "\x00" not in text:
-                yield TextSource(path, text)
+    listed = list_skill_files(folder, skip_top=(), skip=(), hidden=False, inside=skill_root)
+    if skipped is not None:
+        skipped += [entry.line() for entry in listed.skipped]
+    for path in listed.files.values():
+        try:
+            text = read_regular(path, follow=False).decode("utf-8-sig")
+        except (InputError, UnicodeDecodeError):
+            continue
+        if "\x00" not in text:
+            yield TextSource(path, text)
 
 
-def grounding_sources(skill: InstructionSkill, skills_dir: Path) -> list[TextSource]:
+def grounding_sources(skill: InstructionSkill, skills_dir: Path, skipped: list[str] | None = None) -> list[TextSource]:
     """What counts as "the skill, its rule, or its references" for the grounding check.
 
     ``SKILL.md``; every text file under the skill's ``rules/``; ``rules/<skill>.md`` and
     ``rules/<skill>.mdc`` beside the skills folder; every text file under the skill's ``references/``.
-    Hidden files and files that are not UTF-8 text are skipped under ``rules/`` and ``references/``.
+    Hidden files and files that are not UTF-8 text are skipped under ``rules/`` and ``references/``, and so
+    is what is not a regular file inside the skill (named in ``skipped``).
     """
     sources = [TextSource(skill.root / SKILL_FILE, _read_text_strict(skill.root / SKILL_FILE))]
-    sources.extend(_text_files(skill.root / "rules"))
+    sources.extend(_text_files(skill.root / "rules", skill.root, skipped))
     parent_rules = skills_dir.resolve().parent / "rules"
     for suffix in (".md", ".mdc"):
         rule = parent_rules / f"{skill.name}{suffix}"
         if rule.is_file():
             sources.append(TextSource(rule, _read_text_strict(rule)))
-    sources.extend(_text_files(skill.root / "references"))
+    sources.extend(_text_files(skill.root / "references", skill.root, skipped))
     return sources

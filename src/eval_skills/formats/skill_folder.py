@@ -10,7 +10,9 @@ What is checked (the same rules ``paired``, ``routing`` and ``fixtures`` apply b
   ``files`` entry an existing file or folder inside the skill;
 - ``evals/routing.json``: its queries;
 - ``evals/tasks.json`` and ``evals/examples/<id>.md``: the tasks, each example readable as UTF-8; a task
-  without an example is a warning (``fixtures`` checks the examples), an example of no task too.
+  without an example is a warning (``fixtures`` checks the examples), an example of no task too;
+- the folder's entries: each one every command skips (a FIFO, a socket, a device, a symbolic link out of the
+  folder or to a folder, a file over 16 MiB: see :mod:`.skill_files`) is a warning naming it.
 
 A loader stops at the first problem of its file, so a file shows one problem at a time.
 """
@@ -26,6 +28,7 @@ from ..errors import InputError
 from .agentskills import EVALS_FILE, ROUTING_FILE, SKILL_MD, frontmatter_problems, load_evals, load_routing
 from .agentskills import parse_frontmatter as _parse
 from .fixtures import EXAMPLES_DIR, TASKS_FILE, load_tasks, read_answer
+from .skill_files import list_skill_files, read_text_file
 
 __all__ = ["FolderCheck", "Problem", "check_skill_folder", "find_skill_folders"]
 
@@ -71,16 +74,13 @@ def _from_error(exc: InputError, file: str) -> Problem:
 def _skill_md(folder: Path, strict: bool, check: FolderCheck) -> None:
     path = folder / SKILL_MD
     file = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         check.problems.append(Problem("error", str(folder), None, f"no {SKILL_MD} in this folder"))
         return
-    except UnicodeDecodeError:
-        check.problems.append(Problem("error", file, None, "is not valid UTF-8"))
-        return
-    except OSError as exc:
-        check.problems.append(Problem("error", file, None, f"cannot be read ({exc.strerror})"))
+    try:
+        text = read_text_file(path)  # a FIFO, a device, a huge file: an error, never read
+    except InputError as exc:
+        check.problems.append(_from_error(exc, file))
         return
     try:
         meta, _ = _parse(text, file=file)
@@ -124,11 +124,19 @@ def _tasks(folder: Path, check: FolderCheck) -> None:
                                               f"is the example of no task in {TASKS_FILE}"))
 
 
+def _contents(folder: Path, check: FolderCheck) -> None:
+    """A warning for each entry every command skips (a FIFO, a device, a link out of the folder, a file too
+    large): see :mod:`.skill_files`."""
+    for skipped in list_skill_files(folder, skip_top=()).skipped:
+        check.problems.append(Problem("warning", skipped.path, None, f"{skipped.reason}: every command skips it"))
+
+
 def check_skill_folder(folder: Path, *, strict: bool = False) -> FolderCheck:
     """Every problem of one skill folder (see the module doc)."""
     folder = Path(folder)
     check = FolderCheck(folder=str(folder))
     _skill_md(folder, strict, check)
+    _contents(folder, check)
     evals = folder / EVALS_FILE
     if evals.is_file():
         try:

@@ -25,6 +25,7 @@ from ..formats.agentskills import (
     load_skill_md,
     parse_frontmatter,
 )
+from ..formats.skill_files import list_skill_files, read_regular, read_text_file
 from ..formats.workspace import run_id
 from .executor import SkillBundle, read_bundle
 from .selftune import DeterministicCheck, selftune_check
@@ -142,10 +143,7 @@ def _load_baseline(path: Path, skill: SkillDoc) -> list[str]:
     if not (path / "SKILL.md").is_file():
         raise InputError("no SKILL.md in this folder", file=str(path), field="--baseline-skill-path",
                          hint="pass the folder of the previous version of the skill")
-    try:
-        text = (path / "SKILL.md").read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        raise InputError("cannot be read as UTF-8 text", file=str(path / "SKILL.md")) from None
+    text = read_text_file(path / "SKILL.md")
     meta, _ = parse_frontmatter(text, file=str(path / "SKILL.md"))
     errors, _ = frontmatter_problems(meta, None)
     if errors:
@@ -162,31 +160,28 @@ def _normal(name: str) -> PurePosixPath:
     return PurePosixPath(os.path.normpath(name.replace("\\", "/")).replace("\\", "/"))
 
 
-def _fixture_files(skill_root: Path, name: str) -> dict[str, Path]:
+def _fixture_files(skill_root: Path, name: str, skipped: list[str]) -> dict[str, Path]:
     """The files a ``files`` entry names, by their ``/`` path relative to the skill (a folder: every regular
-    file below it, hidden ones and symlinks left out)."""
+    file below it, hidden ones left out; a link followed only to a file inside that folder; what else is there
+    named in ``skipped``)."""
     rel = _normal(name)
     target = skill_root / rel
-    if not target.is_dir():
+    if not target.is_dir() or target.is_symlink():
         return {rel.as_posix(): target}
-    found: dict[str, Path] = {}
-    for path in sorted(target.rglob("*")):
-        inner = path.relative_to(target)
-        if path.is_symlink() or not path.is_file() or any(p.startswith(".") for p in inner.parts):
-            continue
-        found[(rel / inner.as_posix()).as_posix()] = path
-    return found
+    listed = list_skill_files(target, skip_top=(), skip=(), hidden=False, inside=skill_root)
+    skipped += [entry.line() for entry in listed.skipped]
+    return {(rel / inner).as_posix(): path for inner, path in listed.files.items()}
 
 
-def _case(case: EvalCase, index: int, skill_root: Path, evals_path: Path) -> Case:
+def _case(case: EvalCase, index: int, skill_root: Path, evals_path: Path, skipped: list[str]) -> Case:
     at = f"$.evals[{index}]"
     files: dict[str, bytes] = {}
     placed: dict[str, bytes] = {}
     by_name: dict[str, str] = {}  # a path in the run's folder -> the files entry that put it there
     for j, name in enumerate(case.files):
         entry = _normal(name)
-        for rel, path in _fixture_files(skill_root, name).items():
-            data = files[rel] = path.read_bytes()
+        for rel, path in _fixture_files(skill_root, name, skipped).items():
+            data = files[rel] = read_regular(path)
             alias = (PurePosixPath(entry.name) / PurePosixPath(rel).relative_to(entry)).as_posix()
             for where in dict.fromkeys((rel, alias)):
                 if by_name.get(where, name) != name and placed.get(where) != data:
@@ -214,7 +209,8 @@ def load_plan(skill_path: Path, *, baseline_path: Path | None = None, evals_path
         raise InputError("evals file not found", file=str(evals_path),
                          hint="write evals/evals.json in the skill folder or pass --evals")
     evals = load_evals(evals_path, skill_path)
-    cases = [_case(case, i, skill_path, evals_path) for i, case in enumerate(evals.evals)]
+    skipped: list[str] = []
+    cases = [_case(case, i, skill_path, evals_path, skipped) for i, case in enumerate(evals.evals)]
     warnings = [f"{skill.path}: {w}" for w in skill.warnings]
     if evals.skill_name and evals.skill_name != skill.name:
         warnings.append(f"{evals_path}: skill_name {evals.skill_name!r} is not the skill's name {skill.name!r}")
@@ -232,6 +228,7 @@ def load_plan(skill_path: Path, *, baseline_path: Path | None = None, evals_path
         arms, baseline = (WITH_SKILL, OLD_SKILL), (read_bundle(baseline_path, skill.name),)
         if baseline[0].digest == bundle.digest:
             warnings.append("the baseline skill is identical to the skill: the arms cannot differ")
+    warnings += [*bundle.skipped, *(b for old in baseline for b in old.skipped), *dict.fromkeys(skipped)]
     bundles = {WITH_SKILL: (bundle,), arms[1]: baseline}
     return PairedPlan(skill=skill, skill_path=skill_path, evals_path=evals_path, cases=cases, arms=arms,
                       bundles=bundles, runs=runs, seed=seed, baseline_path=baseline_path, warnings=warnings)

@@ -91,7 +91,7 @@ def remove_workspace(tmp: str) -> None:
 
 def read_skills(plan: RoutingPlan) -> list[SkillBundle]:
     """The skill and the distractors as the runs get them, read once (installed under their folders' names)."""
-    return [read_bundle(folder, folder.resolve().name) for folder in plan.skill_folders]
+    return plan.bundles or [read_bundle(folder, folder.resolve().name) for folder in plan.skill_folders]
 
 
 async def run_one(plan: RoutingPlan, agent: Agent, item: RunItem, settings: RunSettings, routing: Path, *,

@@ -2,7 +2,8 @@
 
 Everything is checked here, before any agent runs: the skill's ``SKILL.md`` (the Agent Skills rules), the
 routing file (a non-empty array, every query with a non-blank ``query`` and a boolean ``should_trigger``), each
-distractor's ``SKILL.md`` and that no two skills share a name.
+distractor's ``SKILL.md`` and that no two skills share a name. The skill folders are read here, once (regular
+files only: what is skipped is a note).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..agents.bundle import SkillBundle, read_bundle
 from ..errors import InputError
 from ..formats.agentskills import ROUTING_FILE, SKILL_MD, RoutingQuery, SkillDoc, load_routing, load_skill_md
 
@@ -35,6 +37,7 @@ class RoutingPlan:
     distractors: list[SkillDoc]
     runs: int
     notes: list[str] = field(default_factory=list)  # what the user should know (a distractor skipped, ...)
+    bundles: list[SkillBundle] = field(default_factory=list)  # the skill folders as read (skill_folders' order)
 
     @property
     def total(self) -> int:
@@ -145,7 +148,9 @@ def load_plan(skill_path: Path, routing_file: Path | None = None, distractors: S
     queries = load_queries(routing)
     notes: list[str] = []
     found = find_distractors(distractors, skill, notes)
-    return RoutingPlan(skill, queries, routing, found, runs, notes)
+    bundles = [read_bundle(folder, folder.resolve().name) for folder in (skill.folder, *(d.folder for d in found))]
+    notes += [line for bundle in bundles for line in bundle.skipped]
+    return RoutingPlan(skill, queries, routing, found, runs, notes, bundles)
 
 
 def check_workspace(workspace: Path, plan: RoutingPlan) -> None:

@@ -26,6 +26,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..formats.agentskills import MAX_DESCRIPTION, SKILL_MD, RoutingQuery, frontmatter_problems, parse_frontmatter
+from ..formats.skill_files import read_text_file
 from .plan import skill_folder
 
 __all__ = ["MIN_WORDS", "QueryOverlap", "StaticReport", "key_terms", "static_check", "stem"]
@@ -170,10 +171,7 @@ def static_check(folder: Path, queries: Sequence[RoutingQuery]) -> StaticReport:
     path = folder / SKILL_MD
     if not path.is_file():
         raise InputError(f"no {SKILL_MD} in this folder", file=str(folder), hint="pass the folder of an Agent Skill")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (UnicodeDecodeError, OSError) as exc:
-        raise InputError(f"cannot be read as UTF-8 text ({exc})", file=str(path)) from None
+    text = read_text_file(path)  # a FIFO, a device, a huge file: refused, never read
     meta, _ = parse_frontmatter(text, file=str(path))
     errors, warnings = frontmatter_problems(meta, folder.resolve())
     name = meta.get("name") if isinstance(meta.get("name"), str) else None

@@ -81,13 +81,15 @@ class SandboxSettings:
 @dataclass(frozen=True, slots=True)
 class RunPaths:
     """One run's places: ``workspace`` (writable, the current folder), ``home`` (private, writable, empty but
-    for the agent's credentials), ``read_only`` (inside the workspace or beside it: seen, never changed), and
-    ``name``, unique to the run (a container's name)."""
+    for the agent's credentials), ``read_only`` (inside the workspace or beside it: seen, never changed),
+    ``name``, unique to the run (a container's name), and ``home_binds``: host folders the run sees read-only
+    inside its home, as ``(host path, path in the home)`` (an agent's cache of packages)."""
 
     workspace: Path
     home: Path
     read_only: tuple[Path, ...] = ()
     name: str = ""
+    home_binds: tuple[tuple[Path, Path], ...] = ()
 
 
 def allowed_environment(env: Mapping[str, str], names: Iterable[str]) -> dict[str, str]:

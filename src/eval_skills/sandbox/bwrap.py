@@ -75,6 +75,8 @@ class BwrapSandbox(Sandbox):
         cmd += ["--bind", str(run.home), str(run.home), "--bind", str(run.workspace), str(run.workspace)]
         for path in run.read_only:
             cmd += ["--ro-bind", str(path), str(path)]
+        for source, inside in run.home_binds:
+            cmd += ["--ro-bind", str(source), str(inside)]
         for bind in self.settings.binds:
             cmd += ["--ro-bind" if bind.read_only else "--bind", str(bind.path), str(bind.path)]
         if hide_home:

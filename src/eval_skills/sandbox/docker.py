@@ -59,6 +59,8 @@ class DockerSandbox(Sandbox):
                "-v", f"{run.workspace}:{run.workspace}", "-v", f"{run.home}:{run.home}"]
         for path in run.read_only:
             cmd += ["-v", f"{path}:{path}:ro"]
+        for source, inside in run.home_binds:
+            cmd += ["-v", f"{source}:{inside}:ro"]
         for bind in self.settings.binds:
             cmd += ["-v", f"{bind.path}:{bind.path}{':ro' if bind.read_only else ''}"]
         for name in sorted(env):
