@@ -127,7 +127,8 @@ def run_summary(plan: PairedPlan, records: dict[str, RunRecord]) -> dict[str, An
         runs = [r for r in records.values() if r.arm == arm]
         ok = [r for r in runs if r.ok]
         values = {"pass_rate": [rate for r in ok if (rate := _rate(r)) is not None],
-                  "time_seconds": [r.duration_s for r in ok],
+                  # as each run's files hold it (3 decimals), so skill-creator's aggregator gets the same figures
+                  "time_seconds": [round(r.duration_s, 3) for r in ok],
                   "tokens": [float(r.tokens) for r in ok if r.tokens is not None]}
         estimated = sum(r.tokens is not None and r.token_measurement != "measured" for r in ok)
         arm_summary = ArmSummary.model_validate({
