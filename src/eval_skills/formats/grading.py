@@ -83,6 +83,7 @@ class GradingVersion(BaseModel):
     evals_path: str | None = None
     judge: dict[str, Any] | None = None
     assertions: dict[str, list[str]] = Field(default_factory=dict)
+    expected_outputs: dict[str, str] = Field(default_factory=dict)  # per case key, as the judge was shown it
     grading: str | None = None
     based_on: int | None = None  # the version whose verdicts were reused where nothing changed
     reused: int = 0  # judge verdicts taken from an earlier version
