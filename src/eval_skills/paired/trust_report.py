@@ -16,7 +16,8 @@ def _judge_text(judge: dict[str, Any] | None) -> str:
     if not judge:
         return "no judge"
     model = judge.get("model") or "default model"
-    return f"{judge.get('backend')} ({model}, prompt {judge.get('grade_prompt')})"
+    ident = f", id {judge['identity'][:7]}" if judge.get("identity") else ""
+    return f"{judge.get('backend')} ({model}, prompt {judge.get('grade_prompt')}{ident})"
 
 
 def _pct(value: float | None) -> str:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from ..formats.workspace import ArmSummary, BenchmarkRun, Grading, RunResult, Timing
+from ..stats.judge_trust import judge_trust, trust_sentence
 from .paired_view import Comparisons, arm_label, mean_pass_rates, run_error
 from .render import fixed, number, pct, points, visible
 from .workspace import CaseRef, arm_order, case_sort_key
@@ -37,7 +38,7 @@ def runs_from_folders(src: WorkspaceSource, cases: list[CaseRef]) -> list[Benchm
     runs = []
     for case in cases:
         for ref in case.runs:
-            grading, _ = src.read.model(ref.path / "grading.json", Grading)
+            grading, _ = src.read.model(ref.path / src.grading_file, Grading)
             timing, _ = src.read.model(ref.path / "timing.json", Timing)
             result = RunResult(time_seconds=timing.total_duration_seconds if timing else None,
                                tokens=timing.total_tokens if timing else None)
@@ -143,7 +144,7 @@ def _error_reasons(src: WorkspaceSource, cases: list[CaseRef], runs: list[Benchm
     for run in runs:
         key = (str(run.eval_id), run.configuration, run.run_number)
         if _graded(run) and _error_run(run) and key in paths:
-            grading, _ = src.read.model(paths[key] / "grading.json", Grading)
+            grading, _ = src.read.model(paths[key] / src.grading_file, Grading)
             reason = run_error(grading, None)
             if not reason:
                 timing, _ = src.read.model(paths[key] / "timing.json", Timing)
@@ -237,4 +238,19 @@ def benchmark_context(src: WorkspaceSource) -> dict[str, Any]:
                                for n in (bench.non_discriminating if bench else [])],
         "ab": bench.comparison if bench else None, "ab_cases": ab_cases,
         "notes": bench.notes if bench else [], "arm_label": arm_label,
+        "trust": _trust(src, runs, arms, bench),
     }
+
+
+def _trust(src: WorkspaceSource, runs: list[BenchmarkRun], arms: list[str], bench: Any) -> dict[str, Any] | None:
+    """How far to trust the judge, from the marks in feedback.json as they are now (None: nothing to say)."""
+    if src.feedback is None:
+        return None
+    marks = {run: {m["text"]: m["passed"] for m in found if isinstance(m.get("text"), str)
+                   and isinstance(m.get("passed"), bool)} for run, found in src.feedback.marks().items()}
+    trust = judge_trust(runs, marks, arms=arms[:2] if len(arms) >= 2 else None,
+                        seed=int((bench.metadata.get("seed") if bench else 0) or 0))
+    trust["sentence"] = trust_sentence(trust)
+    trust["judges"] = (bench.model_extra or {}).get("judges_agreement") if bench else None
+    trust["empty"] = not trust["marks"] and not trust["judges"]
+    return trust

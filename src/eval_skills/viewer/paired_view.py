@@ -11,6 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..errors import InputError
+from ..formats.grading import GRADING_VERSIONS_FILE, GradingVersions, versioned_name
 from ..formats.workspace import (
     EVAL_METADATA_FILE,
     INPUTS_DIR,
@@ -87,15 +89,33 @@ class _Cached:
         return seen[1], seen[2]
 
 
+def _grading_versions(iteration: Path | None) -> GradingVersions | None:
+    if iteration is None or not (iteration / GRADING_VERSIONS_FILE).is_file():
+        return None
+    try:
+        return GradingVersions.model_validate_json((iteration / GRADING_VERSIONS_FILE).read_bytes())
+    except (OSError, ValueError):
+        return None
+
+
 class WorkspaceSource:
     """Everything the page shows of one workspace (one iteration, and the latest routing results)."""
 
-    def __init__(self, workspace: Workspace) -> None:
+    def __init__(self, workspace: Workspace, grading_version: int | None = None) -> None:
         self.ws = workspace
         self.root = workspace.root
         self.read = Reader(self.root)
         self._cache = _Cached(self.read)
         iteration = workspace.iteration_path
+        # which grading version the page shows: the latest (the files without a number), or an earlier one
+        self.grading_file = versioned_name("grading.json", grading_version) if grading_version else "grading.json"
+        self.benchmark_file = (versioned_name("benchmark.json", grading_version) if grading_version
+                               else "benchmark.json")
+        versions = _grading_versions(iteration)
+        if grading_version and (versions is None or versions.get(grading_version) is None):
+            raise InputError(f"has no grading version {grading_version}", file=str(iteration),
+                             field="--grading-version",
+                             hint="grading_versions.json lists the versions (eval-skills regrade makes them)")
         self.feedback = (FeedbackFile(iteration / FEEDBACK_FILE, self.run_ids) if iteration is not None
                          else None)
         bench = self.benchmark()[0]
@@ -112,6 +132,10 @@ class WorkspaceSource:
             self.facts.append(("iteration", f"{workspace.iteration} of {len(workspace.iterations)}"))
         if workspace.routing is not None:
             self.facts.append(("routing", f"routing-{workspace.routing} ({len(workspace.routings)} in all)"))
+        if versions is not None:
+            shown = grading_version or versions.current
+            self.facts.append(("grading version", f"{shown} of {len(versions.versions)} (eval-skills view "
+                                                  "--grading-version N shows another)"))
         if bench:
             for key in ("agent", "model", "judge"):
                 if bench.metadata.get(key):
@@ -127,7 +151,7 @@ class WorkspaceSource:
         path = self.ws.iteration_path
         if path is None:
             return None, None
-        bench, problem = self._cache.get(path / "benchmark.json", Benchmark)
+        bench, problem = self._cache.get(path / self.benchmark_file, Benchmark)
         return bench, problem
 
     def scan(self, *, runs: bool = True) -> list[CaseRef]:
@@ -300,7 +324,7 @@ class WorkspaceSource:
         outputs, more = list_files(base / "outputs", self.root, skip=skipped_outputs(timing))
         # served, the files are read and highlighted when their fold is opened (a run may hold 100 big ones)
         detail = None if static else f"{RUN_FILES_PREFIX}{run.case_key}/{run.arm}/{run.number}"
-        grading, problem = self.read.model(base / "grading.json", Grading)
+        grading, problem = self.read.model(base / self.grading_file, Grading)
         problems += [problem] if problem else []
         events, event_problems = self.read.transcript(base / "transcript.jsonl")
         problems += event_problems
