@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-from paired_data import ASSERTIONS, agent_args, invoice_skill, judge_args, paired
+from paired_data import ASSERTIONS, agent_args, judge_args, paired
+from regrade_data import count, make_iteration, regrade
 
 # a second judge: it fails every assertion about the VAT, and otherwise checks the quoted phrases as the fake
 # judge does; each call appends a line to $STRICT_LOG
@@ -32,31 +33,6 @@ if request["kind"] == "grade":
 else:
     print(json.dumps({"winner": "TIE", "reasoning": "strict"}))
 '''
-
-
-def count(path: Path) -> int:
-    return len(path.read_text().splitlines()) if path.exists() else 0
-
-
-def make_iteration(tmp_path: Path, cases: tuple[int, ...] = (1, 5)) -> tuple[Path, Path, Path]:
-    """A paired iteration of the invoice skill's ``cases`` (one run per arm), graded by the fake judge. Returns
-    the skill, the workspace and its iteration-1 folder."""
-    skill, _, script = invoice_skill(tmp_path)
-    evals = json.loads((skill / "evals" / "evals.json").read_text())
-    evals["evals"] = [c for c in evals["evals"] if c["id"] in cases]
-    (skill / "evals" / "evals.json").write_text(json.dumps(evals))
-    out = paired("--skill-path", skill, *agent_args(script), *judge_args(), "--store", tmp_path / "s.db",
-                 cwd=tmp_path, script_file=script, judge_log=tmp_path / "judge-1.jsonl")
-    assert out.returncode == 0, out.stderr
-    workspace = tmp_path / "invoice-check-workspace"
-    return skill, workspace, workspace / "iteration-1"
-
-
-def regrade(*args: object, cwd: Path, env: dict[str, str] | None = None,
-            timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    full = {**os.environ, "EVAL_SKILLS_DEBUG": "", "FAKE_JUDGE_MODE": "", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "eval_skills", "regrade", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout, env=full)
 
 
 def revise(skill: Path, tmp_path: Path, change) -> Path:
