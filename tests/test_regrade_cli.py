@@ -142,6 +142,10 @@ def test_an_assertion_without_a_verdict_to_reuse_needs_a_judge(tmp_path: Path) -
     assert "0 judge verdicts asked" in out.stdout
     assert [e["text"] for e in grading(iteration, 1, "with_skill")["expectations"]][0] == ASSERTIONS[0]
     assert len(grading(iteration, 1, "with_skill")["expectations"]) == 3
+    # a regraded iteration is not resumed by paired: its new runs would be graded under another rule
+    out = paired("--skill-path", skill, *agent_args(tmp_path / "agent.json"), *judge_args(), "--no-store",
+                 "--resume", cwd=tmp_path, script_file=tmp_path / "agent.json")
+    assert out.returncode == 2 and "the iteration was graded again by eval-skills regrade" in out.stderr
 
 
 def test_another_judge_grades_every_run_and_the_two_judges_agreement_is_measured(tmp_path: Path) -> None:

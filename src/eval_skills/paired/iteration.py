@@ -154,8 +154,7 @@ def judge_identity(judge: Judge | None) -> dict[str, Any] | None:
 
 
 def same_judge(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
-    """Whether two recorded judges are one; ``identity`` counts only when both have it (iterations recorded
-    before it was kept have none)."""
+    """Whether two recorded judges are one (``identity`` counts when both have it: older records have none)."""
     if not a or not b:
         return not a and not b
     keys = (set(a) | set(b)) - ({"identity"} if "identity" not in a or "identity" not in b else set())
