@@ -231,3 +231,26 @@ def test_no_iteration_to_regrade(tmp_path: Path, missing: str) -> None:
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
     assert ("is not a folder" if missing == "WORKSPACE" else "no iteration written by eval-skills paired") \
         in out.stderr
+
+
+def test_a_changed_expected_output_and_judge_errors_are_asked_again(tmp_path: Path) -> None:
+    skill, workspace, iteration = make_iteration(tmp_path)
+    evals = revise(skill, tmp_path, lambda c: c[0].update(expected_output="The total, the VAT and the date"))
+    log = tmp_path / "judge-2.jsonl"
+    # the judge fails: case 1's verdicts (its expected output changed) are not graded; case 5's are reused
+    out = regrade(workspace, "--evals", evals, *judge_args(), "--no-store", "--json", cwd=tmp_path,
+                  env={"FAKE_JUDGE_LOG": str(log), "FAKE_JUDGE_MODE": "crash"})
+    assert out.returncode == 0, out.stderr
+    bench = json.loads(out.stdout)
+    assert bench["metadata"]["grading_version"] == 2
+    assert any("2 runs with judge errors" in n for n in bench["notes"])
+    case1 = grading(iteration, 1, "with_skill")
+    assert [e["passed"] for e in case1["expectations"][:2]] == [None, None]
+    assert all(e.get("reused_from") == 1 for e in grading(iteration, 5, "with_skill")["expectations"][:2])
+    asked = count(log)
+    out = regrade(workspace, "--evals", evals, *judge_args(), "--no-store", cwd=tmp_path,
+                  env={"FAKE_JUDGE_LOG": str(log)})
+    assert out.returncode == 0, out.stderr
+    assert "4 judge verdicts asked; 4 reused" in out.stdout  # only the ungraded ones, one request per run
+    assert count(log) - asked == 2
+    assert [e["passed"] for e in grading(iteration, 1, "with_skill")["expectations"][:2]] == [True, True]

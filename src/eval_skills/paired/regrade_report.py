@@ -120,7 +120,7 @@ def build_regraded_benchmark(plan: PairedPlan, folder: Path, records: dict[str, 
                     if r.ok and r.grading is not None and any(e.passed is None for e in r.grading.expectations)]
     if judge_errors:
         notes.append(f"{plural(len(judge_errors), 'run')} with judge errors: those assertions count neither as "
-                     "passes nor as failures (eval-skills regrade --resume does not ask again; a new regrade does).")
+                     "passes nor as failures (a new eval-skills regrade asks the judge again for them).")
     bench = build_benchmark(plan, records, comparisons, metadata, notes, pending=len(pending),
                             target_delta=config.get("target_delta"))
     bench = add_trust(bench, plan, folder, versions)
