@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._version import __version__
 from ..errors import InputError
 from ..formats.grading import GRADING_VERSIONS_FILE, GradingVersion, GradingVersions, versioned_name
 from ..formats.workspace import Benchmark, Expectation, Grading, run_dir
@@ -173,10 +174,16 @@ def _target(versions: GradingVersions, resume: bool, record: GradingVersion, fol
 async def run_regrade(settings: RegradeSettings, *, judge: Judge | None, store_path: Path | None = None,
                       stop: asyncio.Event | None = None) -> RegradeOutcome:
     """Grade (or, with ``settings.resume``, finish grading) a new version of an iteration; see the module doc."""
+    number, folder, config = open_iteration(settings.workspace, settings.iteration)
+    with hold_iteration(folder):  # one process grades or runs an iteration at a time
+        return await _regrade(settings, number, folder, config, judge=judge, store_path=store_path, stop=stop)
+
+
+async def _regrade(settings: RegradeSettings, number: int, folder: Path, config: dict[str, Any], *,
+                   judge: Judge | None, store_path: Path | None, stop: asyncio.Event | None) -> RegradeOutcome:
     from ..store import Store
     from ..store.paired import PairedStore
 
-    number, folder, config = open_iteration(settings.workspace, settings.iteration)
     evals = settings.evals_path or Path(str(config.get("evals_path")))
     plan = load_plan(Path(str(config["skill_path"])), evals_path=evals, runs=int(config.get("runs") or 1),
                      seed=int(config.get("seed") or 0),
@@ -185,8 +192,7 @@ async def run_regrade(settings: RegradeSettings, *, judge: Judge | None, store_p
     versions = load_versions(folder, config)
     current = versions.get(versions.current) or versions.versions[0]
     if settings.agreement_only:
-        with hold_iteration(folder):
-            bench, files = refresh_trust(plan, folder, versions)
+        bench, files = refresh_trust(plan, folder, versions)
         return RegradeOutcome(folder, number, versions.current, benchmark=bench, files=files)
     identity = judge_identity(judge) if judge is not None else current.judge
     record = version_record(plan, 0, identity, made_by="regrade", created_at=now(), status="running",
@@ -205,48 +211,47 @@ async def run_regrade(settings: RegradeSettings, *, judge: Judge | None, store_p
                if t not in record.assertions.get(key, [])]
     outcome = RegradeOutcome(folder, number, target.version, added=added, removed=removed)
     stop = stop or asyncio.Event()
-    with hold_iteration(folder):
-        store = Store.open(store_path) if store_path is not None else None
-        try:
-            rows = PairedStore(store) if store is not None else None
-            keep_first_version(folder, versions, run_folders)
-            others = [v for v in versions.versions if v.version != target.version]
-            versions = GradingVersions(current=versions.current, versions=[*others, target])
-            write_json(folder / GRADING_VERSIONS_FILE, versions)
-            row_id = rows.begin_iteration(workspace=str(settings.workspace.resolve()), iteration=number,
-                                          skill_name=plan.skill.name, config={**config, "grading_version":
-                                                                              target.version},
-                                          tool_version=None) if rows is not None else ""
-            finished = await _grade_all(jobs, judge, target, folder, rows, row_id, settings.concurrency, stop,
-                                        outcome)
-            target.reused += outcome.reused
-            target.asked += outcome.asked
-            if not finished:
-                target.status = "interrupted"
-                write_json(folder / GRADING_VERSIONS_FILE, versions)
-                if rows is not None:
-                    rows.finish_iteration(row_id, status="interrupted", summary={"grading_version": target.version})
-                outcome.interrupted = True
-                return outcome
-            target.status, target.finished_at = "finished", now()
-            versions.current = target.version
-            for where in run_folders:
-                source = where / versioned_name("grading.json", target.version)
-                if source.is_file():
-                    shutil.copyfile(source, where / "grading.json")
-                else:
-                    (where / "grading.json").unlink(missing_ok=True)  # an error run has no grade
-            for rec, where in zip(records.values(), run_folders, strict=True):
-                rec.grading = load_grading(where)
-            bench, files = build_regraded_benchmark(plan, folder, records, versions, target, config)
+    store = Store.open(store_path) if store_path is not None else None
+    try:
+        rows = PairedStore(store) if store is not None else None
+        keep_first_version(folder, versions, run_folders)
+        others = [v for v in versions.versions if v.version != target.version]
+        versions = GradingVersions(current=versions.current, versions=[*others, target])
+        write_json(folder / GRADING_VERSIONS_FILE, versions)
+        row_id = rows.begin_iteration(workspace=str(settings.workspace.resolve()), iteration=number,
+                                      skill_name=plan.skill.name, config={**config, "grading_version":
+                                                                          target.version},
+                                      tool_version=__version__) if rows is not None else ""
+        finished = await _grade_all(jobs, judge, target, folder, rows, row_id, settings.concurrency, stop,
+                                    outcome)
+        target.reused += outcome.reused
+        target.asked += outcome.asked
+        if not finished:
+            target.status = "interrupted"
             write_json(folder / GRADING_VERSIONS_FILE, versions)
             if rows is not None:
-                rows.finish_iteration(row_id, status="finished",
-                                      summary=bench.model_dump(mode="json", exclude={"runs"}))
-            outcome.benchmark, outcome.files = bench, files
-        finally:
-            if store is not None:
-                store.close()
+                rows.finish_iteration(row_id, status="interrupted", summary={"grading_version": target.version})
+            outcome.interrupted = True
+            return outcome
+        target.status, target.finished_at = "finished", now()
+        versions.current = target.version
+        for where in run_folders:
+            source = where / versioned_name("grading.json", target.version)
+            if source.is_file():
+                shutil.copyfile(source, where / "grading.json")
+            else:
+                (where / "grading.json").unlink(missing_ok=True)  # an error run has no grade
+        for rec, where in zip(records.values(), run_folders, strict=True):
+            rec.grading = load_grading(where)
+        bench, files = build_regraded_benchmark(plan, folder, records, versions, target, config)
+        write_json(folder / GRADING_VERSIONS_FILE, versions)
+        if rows is not None:
+            rows.finish_iteration(row_id, status="finished",
+                                  summary=bench.model_dump(mode="json", exclude={"runs"}))
+        outcome.benchmark, outcome.files = bench, files
+    finally:
+        if store is not None:
+            store.close()
     return outcome
 
 
