@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from paired_data import ASSERTIONS, agent_args, judge_args, paired
 from regrade_data import count, make_iteration, regrade
+from skill_creator_facts import aggregator_runs, viewer_runs
 
 # a second judge: it fails every assertion about the VAT, and otherwise checks the quoted phrases as the fake
 # judge does; each call appends a line to $STRICT_LOG
@@ -98,6 +99,11 @@ def test_revised_assertions_are_graded_and_unchanged_verdicts_reused(tmp_path: P
         totals = dict(db.execute("SELECT run_id, total FROM paired_runs").fetchall())
     assert totals["eval-5-with_skill-run-1"] == 3 and totals["eval-1-with_skill-run-1"] == 5
 
+    # skill-creator's viewer and aggregator read the latest version, and every run once
+    runs = viewer_runs(iteration)
+    assert len(runs) == 4 and all(r["grading"]["grading_version"] == 2 for r in runs)
+    assert {arm: len(found) for arm, found in aggregator_runs(iteration).items()} == {"with_skill": 2,
+                                                                                     "without_skill": 2}
     # the page shows either version
     from eval_skills.viewer import open_workspace_source
 
