@@ -83,10 +83,11 @@ def test_marks_posted_to_the_review_server_say_how_far_to_trust_the_judge(tmp_pa
                     assert reply.status_code == 200, reply.text
                     posted += 1
         assert posted == 20
-        # taking a mark back, and marking it again
+        assert client.post("/api/status", headers=WRITE, json={"status": "complete"}).json()["status"] == "complete"
+        # taking a mark back, and marking it again (a changed mark reopens the review)
         body = {"run_id": "eval-1-with_skill-run-1", "text": ASSERTIONS[0], "judge_passed": True}
-        assert client.post("/api/grade-mark", headers=WRITE, json={**body, "right": None}).json()["marks"][0][
-            "text"] == ASSERTIONS[1]
+        back = client.post("/api/grade-mark", headers=WRITE, json={**body, "right": None}).json()
+        assert [m["text"] for m in back["marks"]] == [ASSERTIONS[1]] and back["status"] == "in_progress"
         client.post("/api/grade-mark", headers=WRITE, json={**body, "right": True})
         # refused: no token, a run that does not exist, a wrong shape
         assert client.post("/api/grade-mark", headers={"Content-Type": "application/json"},

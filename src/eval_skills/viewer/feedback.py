@@ -170,6 +170,8 @@ class FeedbackFile:
                               "passed": judge_passed if right else not judge_passed,
                               "grading_version": grading_version, "timestamp": _now()})
             setattr(review, "grade_marks", marks)  # noqa: B010 - an extra field of the model
+            if data.status == "complete":
+                data.status = "in_progress"  # a changed mark reopens the review, as a changed text does
             self._write(data)
             return marks
 
