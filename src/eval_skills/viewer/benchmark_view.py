@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from ..formats.workspace import ArmSummary, BenchmarkRun, Grading, RunResult, Timing
-from ..stats.judge_trust import judge_trust, trust_sentence
 from .paired_view import Comparisons, arm_label, mean_pass_rates, run_error
 from .render import fixed, number, pct, points, visible
 from .workspace import CaseRef, arm_order, case_sort_key
@@ -38,7 +37,7 @@ def runs_from_folders(src: WorkspaceSource, cases: list[CaseRef]) -> list[Benchm
     runs = []
     for case in cases:
         for ref in case.runs:
-            grading, _ = src.read.model(ref.path / src.grading_file, Grading)
+            grading, _ = src.read.model(ref.path / getattr(src, "grading_file", "grading.json"), Grading)
             timing, _ = src.read.model(ref.path / "timing.json", Timing)
             result = RunResult(time_seconds=timing.total_duration_seconds if timing else None,
                                tokens=timing.total_tokens if timing else None)
@@ -144,7 +143,7 @@ def _error_reasons(src: WorkspaceSource, cases: list[CaseRef], runs: list[Benchm
     for run in runs:
         key = (str(run.eval_id), run.configuration, run.run_number)
         if _graded(run) and _error_run(run) and key in paths:
-            grading, _ = src.read.model(paths[key] / src.grading_file, Grading)
+            grading, _ = src.read.model(paths[key] / getattr(src, "grading_file", "grading.json"), Grading)
             reason = run_error(grading, None)
             if not reason:
                 timing, _ = src.read.model(paths[key] / "timing.json", Timing)
@@ -231,23 +230,25 @@ def benchmark_context(src: WorkspaceSource) -> dict[str, Any]:
         "summary": summary_rows, "delta_label": delta_label,
         "baseline": next((arm_label(a) for a in arms if a != "with_skill"), "baseline"),
         "errors": errors, "counts": counts,
-        "statistics": bench.statistics if bench else None,
+        "statistics": bench.statistics if bench else None, "trust": _trust(src, runs, arms, bench),
         "chart": bar_chart(case_ids, arms, mean_pass_rates(runs)),
         "grid": _grid(case_ids, runs, arms, _error_reasons(src, cases, runs)),
         "non_discriminating": [(n, KIND_LABELS.get(n.kind, n.kind))
                                for n in (bench.non_discriminating if bench else [])],
         "ab": bench.comparison if bench else None, "ab_cases": ab_cases,
         "notes": bench.notes if bench else [], "arm_label": arm_label,
-        "trust": _trust(src, runs, arms, bench),
     }
 
 
-def _trust(src: WorkspaceSource, runs: list[BenchmarkRun], arms: list[str], bench: Any) -> dict[str, Any] | None:
+def _trust(src: Any, runs: list[BenchmarkRun], arms: list[str], bench: Any) -> dict[str, Any] | None:
     """How far to trust the judge, from the marks in feedback.json as they are now (None: nothing to say)."""
-    if src.feedback is None:
+    from ..stats.judge_trust import judge_trust, trust_sentence
+
+    feedback = getattr(src, "feedback", None)
+    if feedback is None:
         return None
     marks = {run: {m["text"]: m["passed"] for m in found if isinstance(m.get("text"), str)
-                   and isinstance(m.get("passed"), bool)} for run, found in src.feedback.marks().items()}
+                   and isinstance(m.get("passed"), bool)} for run, found in feedback.marks().items()}
     trust = judge_trust(runs, marks, arms=arms[:2] if len(arms) >= 2 else None,
                         seed=int((bench.metadata.get("seed") if bench else 0) or 0))
     trust["sentence"] = trust_sentence(trust)

@@ -11,8 +11,6 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..errors import InputError
-from ..formats.grading import GRADING_VERSIONS_FILE, GradingVersions, versioned_name
 from ..formats.workspace import (
     EVAL_METADATA_FILE,
     INPUTS_DIR,
@@ -89,33 +87,15 @@ class _Cached:
         return seen[1], seen[2]
 
 
-def _grading_versions(iteration: Path | None) -> GradingVersions | None:
-    if iteration is None or not (iteration / GRADING_VERSIONS_FILE).is_file():
-        return None
-    try:
-        return GradingVersions.model_validate_json((iteration / GRADING_VERSIONS_FILE).read_bytes())
-    except (OSError, ValueError):
-        return None
-
-
 class WorkspaceSource:
     """Everything the page shows of one workspace (one iteration, and the latest routing results)."""
 
-    def __init__(self, workspace: Workspace, grading_version: int | None = None) -> None:
+    def __init__(self, workspace: Workspace) -> None:
         self.ws = workspace
         self.root = workspace.root
         self.read = Reader(self.root)
         self._cache = _Cached(self.read)
         iteration = workspace.iteration_path
-        # which grading version the page shows: the latest (the files without a number), or an earlier one
-        self.grading_file = versioned_name("grading.json", grading_version) if grading_version else "grading.json"
-        self.benchmark_file = (versioned_name("benchmark.json", grading_version) if grading_version
-                               else "benchmark.json")
-        versions = _grading_versions(iteration)
-        if grading_version and (versions is None or versions.get(grading_version) is None):
-            raise InputError(f"has no grading version {grading_version}", file=str(iteration),
-                             field="--grading-version",
-                             hint="grading_versions.json lists the versions (eval-skills regrade makes them)")
         self.feedback = (FeedbackFile(iteration / FEEDBACK_FILE, self.run_ids) if iteration is not None
                          else None)
         bench = self.benchmark()[0]
@@ -132,10 +112,6 @@ class WorkspaceSource:
             self.facts.append(("iteration", f"{workspace.iteration} of {len(workspace.iterations)}"))
         if workspace.routing is not None:
             self.facts.append(("routing", f"routing-{workspace.routing} ({len(workspace.routings)} in all)"))
-        if versions is not None:
-            shown = grading_version or versions.current
-            self.facts.append(("grading version", f"{shown} of {len(versions.versions)} (eval-skills view "
-                                                  "--grading-version N shows another)"))
         if bench:
             for key in ("agent", "model", "judge"):
                 if bench.metadata.get(key):
@@ -151,7 +127,7 @@ class WorkspaceSource:
         path = self.ws.iteration_path
         if path is None:
             return None, None
-        bench, problem = self._cache.get(path / self.benchmark_file, Benchmark)
+        bench, problem = self._cache.get(path / "benchmark.json", Benchmark)
         return bench, problem
 
     def scan(self, *, runs: bool = True) -> list[CaseRef]:
@@ -345,3 +321,5 @@ class WorkspaceSource:
                 context["previous"] = {"iteration": previous.name.removeprefix("iteration-"),
                                        "response": old_response, "feedback": old_feedback}
         return context
+
+    grading_file = "grading.json"  # a run's grades as the page shows them (viewer.grading_view: another version)
