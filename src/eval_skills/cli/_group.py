@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "view": ("view_cmd:view_command", "Review outputs side by side and write feedback (serves a page)."),
     "routing": ("routing_cmd:routing_command", "Test whether an agent invokes a skill when it should."),
     "paired": ("paired_cmd:paired_command", "Run a skill's eval cases with and without it; measure the change."),
+    "regrade": ("regrade_cmd:regrade_command", "Grade a paired iteration's saved runs again, without running them."),
     "validate": ("validate_cmd:validate_command", "Check Agent Skills folders: SKILL.md, evals, fixtures."),
 }
 

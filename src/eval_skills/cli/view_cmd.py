@@ -29,7 +29,7 @@ def _is_store(path: Path) -> bool:
 
 
 def _source(targets: tuple[Path, ...], iteration: int | None, evaluations: tuple[str, ...],
-            benchmark_ref: str | None) -> Source:
+            benchmark_ref: str | None, grading_version: int | None = None) -> Source:
     """What the targets name: a workspace folder, report files, or a results store."""
     from .. import viewer
 
@@ -44,7 +44,9 @@ def _source(targets: tuple[Path, ...], iteration: int | None, evaluations: tuple
         if evaluations or benchmark_ref:
             raise InputError("--evaluation and --benchmark apply to tool-skill evaluations, not to a workspace",
                              field="--evaluation" if evaluations else "--benchmark")
-        return viewer.open_workspace_source(folders[0], iteration)
+        return viewer.open_workspace_source(folders[0], iteration, grading_version)
+    if grading_version is not None:
+        raise InputError("--grading-version applies to a workspace folder", field="--grading-version")
     if iteration is not None:
         raise InputError("--iteration applies to a workspace folder", field="--iteration")
     benchmark = None
@@ -67,6 +69,9 @@ def _source(targets: tuple[Path, ...], iteration: int | None, evaluations: tuple
 @click.argument("targets", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="TARGET...")
 @click.option("--iteration", type=click.IntRange(min=1), default=None,
               help="The workspace's iteration to review [default: the latest].")
+@click.option("--grading-version", type=click.IntRange(min=1), default=None,
+              help="The grading version of the iteration to show (eval-skills regrade makes them) [default: the "
+                   "latest].")
 @click.option("--evaluation", "evaluations", multiple=True, metavar="REF",
               help="With a results store: an evaluation id, unique prefix or 'latest' (repeat to compare) "
                    "[default: latest].")
@@ -82,7 +87,7 @@ def _source(targets: tuple[Path, ...], iteration: int | None, evaluations: tuple
               help='Print {"output", "bytes", "cases"} (with --static), else {"url", "feedback"} once serving.')
 def view_command(targets: tuple[Path, ...], iteration: int | None, evaluations: tuple[str, ...],
                  benchmark_ref: str | None, port: int, static_out: Path | None, open_browser: bool,
-                 as_json: bool) -> None:
+                 as_json: bool, grading_version: int | None = None) -> None:
     """Review outputs side by side, the benchmark and routing results, and write feedback.json.
 
     TARGET is a workspace of eval-skills paired / routing (or one of its iteration-<n> folders), one or more
@@ -92,7 +97,7 @@ def view_command(targets: tuple[Path, ...], iteration: int | None, evaluations: 
     """
     from .. import viewer
 
-    source = _source(targets, iteration, evaluations, benchmark_ref)
+    source = _source(targets, iteration, evaluations, benchmark_ref, grading_version)
     for warning in getattr(source, "warnings", []):  # folders that cannot be read as runs: said, not skipped
         click.echo(f"warning: {warning}", err=True)
     if static_out is not None:

@@ -32,6 +32,20 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from .grading import Expectation, Grading, GradingSummary
+from .paired_benchmark import (
+    ABSummary,
+    ArmSummary,
+    Benchmark,
+    BenchmarkRun,
+    BenchmarkStatistics,
+    DeltaEstimate,
+    NonDiscriminating,
+    PassAtK,
+    RunResult,
+    Stat,
+)
+
 __all__ = [
     "ARMS",
     "BASELINE_ARMS",
@@ -200,47 +214,6 @@ class Timing(BaseModel):
         return data
 
 
-class Expectation(BaseModel):
-    """One graded assertion. ``passed`` is None when it could not be graded (a judge error: see ``error``),
-    which counts neither as a pass nor as a failure."""
-
-    model_config = ConfigDict(extra="allow")
-
-    text: str
-    passed: bool | None
-    evidence: str = ""
-
-
-class GradingSummary(BaseModel):
-    """``summary`` of ``grading.json``. skill-creator's files may leave out ``failed`` (it is then
-    ``total - passed``) and ``pass_rate`` (absent when nothing was graded)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    passed: int
-    failed: int
-    total: int
-    pass_rate: float | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _failed(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "failed" not in data and isinstance(data.get("total"), int) \
-                and isinstance(data.get("passed"), int):
-            data = {**data, "failed": max(0, data["total"] - data["passed"])}
-        return data
-
-
-class Grading(BaseModel):
-    """``grading.json``."""
-
-    model_config = ConfigDict(extra="allow")
-
-    expectations: list[Expectation]
-    summary: GradingSummary
-    error: str | None = None  # why an error run has no grades (the agent failed or timed out)
-
-
 # ---- per iteration -----------------------------------------------------------------------------------
 
 
@@ -270,15 +243,6 @@ class Feedback(BaseModel):
 
     reviews: list[Review] = Field(default_factory=list)
     status: Literal["in_progress", "complete"] = "in_progress"
-
-
-class Stat(BaseModel):
-    """``{mean, stddev, min, max}`` of a ``run_summary`` entry (stddev the sample one, 0 when n = 1)."""
-
-    mean: float | None
-    stddev: float | None
-    min: float | None
-    max: float | None
 
 
 class Comparison(BaseModel):
@@ -313,108 +277,3 @@ class EvalMetadata(BaseModel):
     assertions: list[str] = Field(default_factory=list)
 
 
-class RunResult(BaseModel):
-    """``result`` of a ``benchmark.json`` run entry. ``pass_rate`` is None for an error run."""
-
-    model_config = ConfigDict(extra="allow")
-
-    pass_rate: float | None = None
-    passed: int = 0
-    failed: int = 0
-    total: int = 0
-    time_seconds: float | None = None
-    tokens: int | None = None
-    tool_calls: int | None = None
-    errors: int = 0
-
-
-class BenchmarkRun(BaseModel):
-    """One entry of ``benchmark.json`` ``runs``, as skill-creator writes them."""
-
-    model_config = ConfigDict(extra="allow")
-
-    eval_id: int | str
-    eval_name: str | None = None
-    configuration: str
-    run_number: int
-    result: RunResult = Field(default_factory=RunResult)
-    expectations: list[Expectation] = Field(default_factory=list)
-
-
-class ArmSummary(BaseModel):
-    """One arm of ``run_summary``: each figure ``{mean, stddev, min, max}`` over all runs of all cases."""
-
-    model_config = ConfigDict(extra="allow")
-
-    pass_rate: Stat | None = None
-    time_seconds: Stat | None = None
-    tokens: Stat | None = None
-
-
-class DeltaEstimate(BaseModel):
-    """``statistics.pass_rate_delta``: with_skill minus the baseline arm, estimated over cases (per case the
-    mean over its runs), with the interval and the p-value of the paired sign-flip permutation test."""
-
-    model_config = ConfigDict(extra="allow")
-
-    estimate: float | None = None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    confidence: float = 0.95
-    p_value: float | None = None
-    cases: int | None = None
-    note: str = ""
-
-
-class PassAtK(BaseModel):
-    """``statistics.pass_at_k.<arm>``: a run counts as passed when all its expectations pass."""
-
-    model_config = ConfigDict(extra="allow")
-
-    k: int
-    pass_at_k: float | None = None
-    pass_hat_k: float | None = None
-
-
-class BenchmarkStatistics(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    pass_rate_delta: DeltaEstimate | None = None
-    pass_at_k: dict[str, PassAtK] = Field(default_factory=dict)
-    design: dict[str, Any] | None = None  # the power analysis (eval_skills.paired.power)
-
-
-class NonDiscriminating(BaseModel):
-    """One entry of ``benchmark.json`` ``non_discriminating``. ``counts``: per arm ``{passed, runs}``."""
-
-    model_config = ConfigDict(extra="allow")
-
-    eval_id: int | str
-    assertion: str
-    kind: str  # always_pass | always_fail | only_without_skill | flaky
-    counts: dict[str, dict[str, int]] = Field(default_factory=dict)
-
-
-class ABSummary(BaseModel):
-    """``benchmark.json`` ``comparison``: the blind A/B verdicts, unblinded, as the skill's wins."""
-
-    model_config = ConfigDict(extra="allow")
-
-    wins: int = 0
-    ties: int = 0
-    losses: int = 0
-
-
-class Benchmark(BaseModel):
-    """``benchmark.json``. ``run_summary`` maps each arm to an :class:`ArmSummary` and ``delta`` to numbers
-    (with_skill minus the baseline arm)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    runs: list[BenchmarkRun] = Field(default_factory=list)
-    run_summary: dict[str, Any] = Field(default_factory=dict)
-    statistics: BenchmarkStatistics | None = None
-    non_discriminating: list[NonDiscriminating] = Field(default_factory=list)
-    comparison: ABSummary | None = None
-    notes: list[str] = Field(default_factory=list)

@@ -20,10 +20,11 @@ from typing import Any
 
 from ..errors import InputError
 from ..formats._load import load_model, read_json
+from ..formats.grading import GRADING_VERSIONS_FILE, GradingVersions
 from ..formats.workspace import Benchmark, BenchmarkRun
 from ..stats import sign_flip_test
 from ..stats.intervals import sign_flip_interval
-from .iteration import CONFIG_FILE
+from .iteration import CONFIG_FILE, same_judge
 
 __all__ = ["CONDITIONS", "compare_iterations", "differences"]
 
@@ -40,6 +41,13 @@ def _load(workspace: Path, number: int) -> tuple[dict[str, Any], Benchmark]:
     config = read_json(folder / CONFIG_FILE)
     if not isinstance(config, dict):
         raise InputError("is not an object", file=str(folder / CONFIG_FILE))
+    if (folder / GRADING_VERSIONS_FILE).is_file():  # graded again: the rule is the one of the version it holds
+        versions = load_model(GradingVersions, folder / GRADING_VERSIONS_FILE)
+        held = versions.get(versions.current)
+        if held is not None:
+            config = {**config, "judge": held.judge, "grading_version": held.version,
+                      "conditions": {**(config.get("conditions") or {}), "grading": held.grading,
+                                     "judge": held.judge}}
     return config, load_model(Benchmark, folder / "benchmark.json")
 
 
@@ -57,9 +65,12 @@ def differences(a: dict[str, Any], b: dict[str, Any]) -> dict[str, str]:
         for name, key in (("test-set", "test_set"), ("fixtures", "fixtures"), ("grading", "grading")):
             if ca.get(key) != cb.get(key):
                 found[name] = f"{CONDITIONS[name]} changed"
+                if name == "grading" and a.get("grading_version", 1) != b.get("grading_version", 1):
+                    found[name] += (f" (grading version {a.get('grading_version', 1)} against "
+                                    f"{b.get('grading_version', 1)})")
     elif a.get("evals_digest") != b.get("evals_digest"):
         found["test-set"] = "the evals file or its fixture files changed"
-    if (a.get("judge") or None) != (b.get("judge") or None):
+    if not same_judge(a.get("judge"), b.get("judge")):
         found["grading"] = "the judge (its backend, model or prompt version) changed"
     return found
 

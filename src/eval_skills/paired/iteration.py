@@ -32,7 +32,7 @@ from .plan import Case, PairedPlan, PlannedRun
 from .record import RunRecord, load_comparisons, load_run, write_comparisons, write_grading, write_run
 
 __all__ = ["CONFIG_FILE", "Iteration", "PairedSettings", "Progress", "check_resume", "claim_iteration",
-           "hold_iteration", "iteration_config", "now", "resolve_iteration"]
+           "hold_iteration", "iteration_config", "now", "resolve_iteration", "same_judge"]
 
 CONFIG_FILE = "paired_config.json"  # what the iteration was started with; --resume must match it
 LOCK_FILE = ".paired.lock"  # held (flock) by the process running the iteration
@@ -144,11 +144,21 @@ def _digest(*parts: bytes) -> str:
 
 
 def judge_identity(judge: Judge | None) -> dict[str, Any] | None:
-    """What decides a verdict besides the request: a resumed iteration must be judged by the same."""
+    """What decides a verdict besides the request: a resumed iteration must be judged by the same. ``identity``
+    is a digest of the judge's own identity (a command judge's command line and the files it names)."""
     if judge is None:
         return None
+    own = json.dumps(judge.identity(), sort_keys=True, ensure_ascii=False, default=str).encode()
     return {"backend": judge.backend, "model": judge.model, "grade_prompt": judge.prompt_version("grade"),
-            "compare_prompt": judge.prompt_version("compare")}
+            "compare_prompt": judge.prompt_version("compare"), "identity": hashlib.sha256(own).hexdigest()[:16]}
+
+
+def same_judge(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
+    """Whether two recorded judges are one (``identity`` counts when both have it: older records have none)."""
+    if not a or not b:
+        return not a and not b
+    keys = (set(a) | set(b)) - ({"identity"} if "identity" not in a or "identity" not in b else set())
+    return all(a.get(k) == b.get(k) for k in keys)
 
 
 def iteration_config(plan: PairedPlan, settings: PairedSettings, judge: Judge | None = None) -> dict[str, Any]:
@@ -202,7 +212,7 @@ def check_resume(folder: Path, config: dict[str, Any]) -> dict[str, Any]:
                          f"{config.get('sandbox', 'none')}", file=str(folder / CONFIG_FILE), field="sandbox",
                          hint="resume with the same --sandbox, or start a new iteration")
     before, now_ = saved.get("judge"), config.get("judge")
-    if before and now_ and before != now_:  # grades of two judges in one benchmark are not comparable
+    if before and now_ and not same_judge(before, now_):  # grades of two judges in one benchmark are not comparable
         raise InputError(f"cannot resume: the judge was {_judge_text(before)}, now {_judge_text(now_)}",
                          file=str(folder / CONFIG_FILE), field="judge",
                          hint="resume with the same judge and judge model, or start a new iteration")

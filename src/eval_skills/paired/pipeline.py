@@ -20,6 +20,7 @@ from typing import Any
 
 from .._version import __version__
 from ..errors import InputError
+from ..formats.grading import GRADING_VERSIONS_FILE
 from ..formats.workspace import Benchmark
 from ..judges import Judge
 from .executor import Executor, RunOutput, RunSpec
@@ -113,6 +114,10 @@ def check_iteration(plan: PairedPlan, settings: PairedSettings,
     number, folder = resolve_iteration(settings.workspace, settings.iteration, settings.resume)
     config = iteration_config(plan, settings, judge)
     if settings.resume:
+        if (folder / GRADING_VERSIONS_FILE).is_file():  # new runs would be graded by another rule than the rest
+            raise InputError("cannot resume: the iteration was graded again by eval-skills regrade",
+                             file=str(folder / GRADING_VERSIONS_FILE), field="--resume",
+                             hint="start a new iteration")
         saved = check_resume(folder, config)
         config["started_at"] = saved.get("started_at", config["started_at"])
         config["judge"] = config["judge"] or saved.get("judge")  # the judge of the verdicts so far

@@ -259,14 +259,14 @@ def load_run(folder: Path, *, run_id: str, case_key: str, arm: str, number: int)
                      grading=load_grading(folder), extra=extra, folder=folder)
 
 
-def write_grading(folder: Path, grading: Grading) -> None:
+def write_grading(folder: Path, grading: Grading, name: str = "grading.json") -> None:
     """``grading.json`` of every run the agent finished, so skill-creator's aggregator, which counts exactly
     the runs that have one, counts the runs our time and token figures count. A run with nothing graded (a case
     without assertions, or every assertion met a judge error) has no ``pass_rate`` key: skill-creator's viewer
     then shows "?", and a null would stop its aggregator. An error run (the agent failed or timed out) has
     none, as it counts in none of our figures: its reason is in ``timing.json``. A judge error is an
     expectation with ``passed: null`` and the error as its evidence; ``--resume`` grades it again."""
-    path = folder / "grading.json"
+    path = folder / name  # another name: a grading version (eval_skills.formats.grading)
     if grading.error is not None:
         path.unlink(missing_ok=True)
         return
@@ -276,8 +276,8 @@ def write_grading(folder: Path, grading: Grading) -> None:
     write_json(path, data)
 
 
-def load_grading(folder: Path) -> Grading | None:
-    grading: Grading | None = _read_model(folder / "grading.json", Grading)
+def load_grading(folder: Path, name: str = "grading.json") -> Grading | None:
+    grading: Grading | None = _read_model(folder / name, Grading)
     return grading
 
 

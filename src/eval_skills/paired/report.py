@@ -22,6 +22,7 @@ from .summary import (
     run_summary,
     verdict_sentence,
 )
+from .trust_report import trust_markdown
 
 __all__ = ["ab_sentence", "build_benchmark", "render_markdown", "write_feedback", "write_reports"]
 
@@ -162,6 +163,7 @@ def render_markdown(bench: Benchmark, plan: PairedPlan) -> str:
                   for r in errors]
     if not meta.get("complete", True) and meta.get("missing_runs"):
         lines += ["", "## Missing runs", "", _cell(", ".join(meta["missing_runs"]))]
+    lines += trust_markdown(bench)
     if bench.notes:
         lines += ["", "## Notes", ""] + [f"- {_cell(note)}" for note in bench.notes]
     return "\n".join(lines) + "\n"

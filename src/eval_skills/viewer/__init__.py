@@ -27,6 +27,13 @@ def serve(source: Source, *, port: int = 0, ready: Callable[[str], None] | None 
     return serve_page(source, port=port, ready=ready)
 
 
-def open_workspace_source(path: Path, iteration: int | None = None) -> WorkspaceSource:
-    """The page of the workspace at ``path`` (its latest iteration unless ``iteration`` is given)."""
-    return WorkspaceSource(open_workspace(path, iteration))
+def open_workspace_source(path: Path, iteration: int | None = None,
+                          grading_version: int | None = None) -> WorkspaceSource:
+    """The page of the workspace at ``path`` (its latest iteration unless ``iteration`` is given; its latest
+    grading version unless ``grading_version`` is given)."""
+    from .grading_view import VersionedWorkspaceSource, grading_versions
+
+    workspace = open_workspace(path, iteration)
+    if grading_version is not None or grading_versions(workspace.iteration_path) is not None:
+        return VersionedWorkspaceSource(workspace, grading_version)
+    return WorkspaceSource(workspace)

@@ -36,7 +36,7 @@ def runs_from_folders(src: IterationData, cases: list[CaseRef]) -> list[Benchmar
     runs = []
     for case in cases:
         for ref in case.runs:
-            grading, _ = src.read.model(ref.path / "grading.json", Grading)
+            grading, _ = src.read.model(ref.path / getattr(src, "grading_file", "grading.json"), Grading)
             timing, _ = src.read.model(ref.path / "timing.json", Timing)
             result = RunResult(time_seconds=timing.total_duration_seconds if timing else None,
                                tokens=timing.total_tokens if timing else None)
@@ -142,7 +142,7 @@ def _error_reasons(src: IterationData, cases: list[CaseRef], runs: list[Benchmar
     for run in runs:
         key = (str(run.eval_id), run.configuration, run.run_number)
         if _graded(run) and _error_run(run) and key in paths:
-            grading, _ = src.read.model(paths[key] / "grading.json", Grading)
+            grading, _ = src.read.model(paths[key] / getattr(src, "grading_file", "grading.json"), Grading)
             reason = run_error(grading, None)
             if not reason:
                 timing, _ = src.read.model(paths[key] / "timing.json", Timing)
@@ -231,7 +231,7 @@ def benchmark_context(src: IterationData) -> dict[str, Any]:
         "summary": summary_rows, "delta_label": delta_label,
         "baseline": next((arm_label(a) for a in arms if a != "with_skill"), "baseline"),
         "errors": errors, "counts": counts,
-        "statistics": bench.statistics if bench else None,
+        "statistics": bench.statistics if bench else None, "trust": _trust(src, runs, arms, bench),
         "chart": bar_chart(case_ids, arms, mean_pass_rates(runs)),
         "grid": _grid(case_ids, runs, arms, _error_reasons(src, cases, runs)),
         "non_discriminating": [(n, KIND_LABELS.get(n.kind, n.kind))
@@ -240,3 +240,20 @@ def benchmark_context(src: IterationData) -> dict[str, Any]:
         "notes": bench.notes if bench else [], "arm_label": arm_label,
         "portability": portability_context(src.root, src.ws.iteration_path),
     }
+
+
+def _trust(src: Any, runs: list[BenchmarkRun], arms: list[str], bench: Any) -> dict[str, Any] | None:
+    """How far to trust the judge, from the marks in feedback.json as they are now (None: nothing to say)."""
+    from ..stats.judge_trust import judge_trust, trust_sentence
+
+    feedback = getattr(src, "feedback", None)
+    if feedback is None:
+        return None
+    marks = {run: {m["text"]: m["passed"] for m in found if isinstance(m.get("text"), str)
+                   and isinstance(m.get("passed"), bool)} for run, found in feedback.marks().items()}
+    trust = judge_trust(runs, marks, arms=arms[:2] if len(arms) >= 2 else None,
+                        seed=int((bench.metadata.get("seed") if bench else 0) or 0))
+    trust["sentence"] = trust_sentence(trust)
+    trust["judges"] = (bench.model_extra or {}).get("judges_agreement") if bench else None
+    trust["empty"] = not trust["marks"] and not trust["judges"]
+    return trust

@@ -5,6 +5,11 @@ replace the file, so a reader never sees half a file and a crash never loses the
 reads the file again and writes it under an exclusive lock on the iteration folder (``flock``), so two pages on
 one iteration, in one process or two, never lose each other's reviews. Reviews of runs that no longer exist
 are kept as they were; a change is accepted only for a run that exists.
+
+A reviewer's marks on the judge's grades go in an added field of a review, ``grade_marks`` (skill-creator's
+viewer reads ``run_id``, ``feedback`` and ``timestamp`` and leaves the rest alone): one per assertion, ``{"text",
+"judge_passed", "right", "passed", "grading_version", "timestamp"}``, where ``passed`` is the person's grade (the
+judge's when it was right, the other one when it was wrong).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ __all__ = ["FEEDBACK_FILE", "FEEDBACK_LIMIT", "FeedbackFile", "UnknownRunError",
 
 FEEDBACK_FILE = "feedback.json"
 FEEDBACK_LIMIT = 100_000  # characters of one review
+MARK_TEXT_LIMIT = 10_000  # characters of the assertion a mark names
 STATUSES = ("in_progress", "complete")
 
 
@@ -134,6 +140,40 @@ class FeedbackFile:
                 data.status = "in_progress"  # a changed review reopens it
             self._write(data)
             return review
+
+    def marks(self) -> dict[str, list[dict[str, Any]]]:
+        """run id -> its marks on the judge's grades, as the file holds them now."""
+        with self._lock, contextlib.suppress(InputError):
+            self._reload()
+        found = {}
+        for review in self._data.reviews:
+            marks = (review.model_extra or {}).get("grade_marks")
+            if isinstance(marks, list) and marks:
+                found[review.run_id] = [m for m in marks if isinstance(m, dict)]
+        return found
+
+    def set_mark(self, run: str, text: str, judge_passed: bool, right: bool | None,
+                 grading_version: int | None = None) -> list[dict[str, Any]]:
+        """Mark the judge's grade ``judge_passed`` of assertion ``text`` on ``run`` right or wrong (None: take the
+        mark back); the run's marks as saved."""
+        text = clean_text(text)
+        if not text or len(text) > MARK_TEXT_LIMIT:
+            raise InputError(f"the assertion of a mark is 1 to {MARK_TEXT_LIMIT:,} characters", field="text")
+        with self._exclusive():
+            self._check(run)
+            data = self._with_every_run()
+            review = next(r for r in data.reviews if r.run_id == run)
+            extra = review.model_extra if review.model_extra is not None else {}
+            marks = [m for m in extra.get("grade_marks") or [] if isinstance(m, dict) and m.get("text") != text]
+            if right is not None:
+                marks.append({"text": text, "judge_passed": judge_passed, "right": right,
+                              "passed": judge_passed if right else not judge_passed,
+                              "grading_version": grading_version, "timestamp": _now()})
+            setattr(review, "grade_marks", marks)  # noqa: B010 - an extra field of the model
+            if data.status == "complete":
+                data.status = "in_progress"  # a changed mark reopens the review, as a changed text does
+            self._write(data)
+            return marks
 
     def set_status(self, status: str) -> None:
         if status not in STATUSES:

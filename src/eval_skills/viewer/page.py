@@ -64,7 +64,7 @@ def render_page(source: Source, *, static: bool, token: str | None = None) -> st
         "tabs": [t.name for t in tabs], "token": token, "feedback": None,
     }
     if feedback is not None:
-        config["feedback"] = {"texts": feedback.texts(), "status": feedback.status,
+        config["feedback"] = {"texts": feedback.texts(), "status": feedback.status, "marks": feedback.marks(),
                               "runIds": feedback.run_ids() if static else None,
                               "reviews": feedback.reviews() if static else None}
     context: dict[str, Any] = {"static": static, "title": source.title, "facts": source.facts, "tabs": tabs,

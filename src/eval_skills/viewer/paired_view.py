@@ -203,7 +203,7 @@ class WorkspaceSource(IterationData):
         outputs, more = list_files(base / "outputs", self.root, skip=skipped_outputs(timing))
         # served, the files are read and highlighted when their fold is opened (a run may hold 100 big ones)
         detail = None if static else f"{RUN_FILES_PREFIX}{run.case_key}/{run.arm}/{run.number}"
-        grading, problem = self.read.model(base / "grading.json", Grading)
+        grading, problem = self.read.model(base / self.grading_file, Grading)
         problems += [problem] if problem else []
         events, event_problems = self.read.transcript(base / "transcript.jsonl")
         problems += event_problems
@@ -224,3 +224,5 @@ class WorkspaceSource(IterationData):
                 context["previous"] = {"iteration": previous.name.removeprefix("iteration-"),
                                        "response": old_response, "feedback": old_feedback}
         return context
+
+    grading_file = "grading.json"  # a run's grades as the page shows them (viewer.grading_view: another version)

@@ -2,7 +2,8 @@
 
 Routes: ``/`` the page; ``/assets/<name>`` its script and styles; ``/api/case/<key>``, ``/api/tab/<name>`` and
 ``/api/detail/<ref>`` fragments as JSON (``{"html": ...}``), loaded when shown or unfolded; ``/api/feedback``
-(GET the file, POST ``{"run_id", "feedback"}``) and ``/api/status`` (POST ``{"status"}``) for the iteration's
+(GET the file, POST ``{"run_id", "feedback"}``), ``/api/grade-mark`` (POST ``{"run_id", "text", "judge_passed",
+"right", "grading_version"}``: a mark on a judge's grade) and ``/api/status`` (POST ``{"status"}``) for the iteration's
 ``feedback.json``; ``/files/<path>`` a file below the workspace (images inline, anything else as a download).
 
 Defences, since the page shows untrusted text and the server writes files: it listens on 127.0.0.1 only;
@@ -139,7 +140,8 @@ def create_app(source: Source, *, token: str) -> Starlette:
     def feedback_get(request: Request) -> Response:
         if source.feedback is None:
             return _error(404, "this page takes no feedback")
-        return JSONResponse({"texts": source.feedback.texts(), "status": source.feedback.status})
+        return JSONResponse({"texts": source.feedback.texts(), "status": source.feedback.status,
+                             "marks": source.feedback.marks()})
 
     async def payload(request: Request) -> dict[str, Any] | Response:
         if source.feedback is None:
@@ -182,6 +184,25 @@ def create_app(source: Source, *, token: str) -> Starlette:
             return _error(400, exc.line())
         return JSONResponse({"ok": True, "timestamp": review.timestamp, "status": source.feedback.status})
 
+    async def mark_post(request: Request) -> Response:
+        data = await payload(request)
+        if isinstance(data, Response):
+            return data
+        run, text, judged, right = data.get("run_id"), data.get("text"), data.get("judge_passed"), data.get("right")
+        version = data.get("grading_version")
+        if not (isinstance(run, str) and isinstance(text, str) and isinstance(judged, bool)
+                and (right is None or isinstance(right, bool))
+                and (version is None or (isinstance(version, int) and not isinstance(version, bool)))):
+            return _error(400, "expected {run_id, text, judge_passed, right (true, false or null), grading_version}")
+        assert source.feedback is not None
+        try:
+            marks = await run_in_threadpool(source.feedback.set_mark, run, text, judged, right, version)
+        except UnknownRunError:
+            return _error(404, f"no run {run!r} in this iteration")
+        except InputError as exc:
+            return _error(400, exc.line())
+        return JSONResponse({"ok": True, "marks": marks, "status": source.feedback.status})
+
     async def status_post(request: Request) -> Response:
         data = await payload(request)
         if isinstance(data, Response):
@@ -198,6 +219,7 @@ def create_app(source: Source, *, token: str) -> Starlette:
         Route("/api/tab/{name}", tab), Route("/api/detail/{ref:path}", detail),
         Route("/api/feedback", feedback_get, methods=["GET"]),
         Route("/api/feedback", feedback_post, methods=["POST"]), Route("/api/status", status_post, methods=["POST"]),
+        Route("/api/grade-mark", mark_post, methods=["POST"]),
         Route("/files/{ref:path}", files),
     ]
     middleware = [Middleware(SecurityHeaders),

@@ -10,6 +10,7 @@
   const served = cfg.mode === "served";
   const fb = cfg.feedback;
   const texts = fb ? Object.assign({}, fb.texts) : {};
+  const marks = fb && fb.marks ? Object.assign({}, fb.marks) : {}; // run id -> its marks on the judge's grades
   let status = fb ? fb.status : null;
   let current = -1;
   let activeTab = null;
@@ -127,6 +128,7 @@
     box.innerHTML = html;
     if (moved) window.scrollTo(0, 0);
     box.dataset.case = key;
+    for (const mark of box.querySelectorAll(".grade-mark")) wireMark(mark);
     for (const area of box.querySelectorAll("textarea[data-run]")) {
       area.value = texts[area.dataset.run] || "";
       area.addEventListener("input", () => changed(area));
@@ -173,6 +175,57 @@
       });
   }
 
+  // ---- marks on the judge's grades --------------------------------------------------------------------
+
+  function findMark(run, text) {
+    return (marks[run] || []).find((m) => m.text === text);
+  }
+
+  function showMark(el) {
+    const mark = findMark(el.dataset.run, el.dataset.text);
+    const right = mark ? mark.right : null;
+    el.querySelector(".mark-right").setAttribute("aria-pressed", right === true ? "true" : "false");
+    el.querySelector(".mark-wrong").setAttribute("aria-pressed", right === false ? "true" : "false");
+    el.querySelector(".mark-state").textContent = mark ? (right ? "(marked right)" : "(marked wrong: the person's grade is " + (mark.passed ? "pass" : "fail") + ")") : "";
+  }
+
+  function setMark(el, value) {
+    const run = el.dataset.run, text = el.dataset.text, judged = el.dataset.judge === "true";
+    const old = findMark(run, text);
+    const right = old && old.right === value ? null : value; // pressing it again takes it back
+    const version = el.dataset.version ? Number(el.dataset.version) : null;
+    const others = (marks[run] || []).filter((m) => m.text !== text);
+    const local = () => {
+      marks[run] = right === null ? others : others.concat([{ text: text, judge_passed: judged, right: right,
+        passed: right ? judged : !judged, grading_version: version, timestamp: new Date().toISOString() }]);
+      showMark(el);
+    };
+    if (!served) {
+      local();
+      dirty = true;
+      setText("save-state", "Changes not downloaded yet");
+      return Promise.resolve();
+    }
+    el.querySelector(".mark-state").textContent = "(saving…)";
+    return post("api/grade-mark", { run_id: run, text: text, judge_passed: judged, right: right, grading_version: version })
+      .then((reply) => {
+        marks[run] = reply.marks || [];
+        showMark(el);
+        if (reply.status) showStatus(reply.status);
+        setText("save-state", "Mark saved to feedback.json");
+      })
+      .catch((err) => {
+        el.querySelector(".mark-state").textContent = "(not saved)";
+        setText("save-state", "Not saved: " + err.message);
+      });
+  }
+
+  function wireMark(el) {
+    showMark(el);
+    el.querySelector(".mark-right").addEventListener("click", () => setMark(el, true));
+    el.querySelector(".mark-wrong").addEventListener("click", () => setMark(el, false));
+  }
+
   function flushAll(keepalive) {
     return Promise.all([...timers.keys()].map((run) => flush(run, keepalive)));
   }
@@ -196,7 +249,10 @@
       reviews: ids.map((id) => {
         const old = before[id] || { run_id: id, feedback: "", timestamp: null };
         const text = texts[id] || "";
-        return Object.assign({}, old, { feedback: text, timestamp: text === (old.feedback || "") ? old.timestamp : ts });
+        const review = Object.assign({}, old, { feedback: text, timestamp: text === (old.feedback || "") ? old.timestamp : ts });
+        if (marks[id] && marks[id].length) review.grade_marks = marks[id];
+        else delete review.grade_marks;
+        return review;
       }),
       status: status,
     };
