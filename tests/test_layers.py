@@ -10,8 +10,10 @@ RANK = {
     "results": 1, "formats": 1, "procs": 1, "sandbox": 1, "registry": 1, "llm": 1,
     "adapters": 2, "agents": 2, "judges": 2, "scoring": 2, "stats": 2, "store": 2, "reports": 2, "config": 2,
     "plan": 3, "fixtures_check": 3, "judging": 3, "scaffold": 3, "discovery": 3, "selection": 3, "catalog": 3,
+    "cluster": 3,
     "runner": 4, "aggregate": 4, "preflight": 4,
-    "evaluation": 5, "paired": 5, "routing": 5, "viewer": 5,
+    "evaluation": 5, "paired": 5, "viewer": 5, "ray_shards": 5,
+    "routing": 5.5,  # its agent runs may go through paired's executors (a Ray cluster)
     "cli": 6, "__main__": 7, "__init__": 7,
 }
 

@@ -1,0 +1,99 @@
+"""The node's side of a Ray task: an asynchronous body run so that ``ray.cancel`` stops it at once.
+
+``ray.cancel`` raises KeyboardInterrupt in the task's thread, and only while Python code runs there: a task that
+sleeps in an event loop waiting for an agent, or blocks in ``subprocess.run``, sees it only when it wakes. So
+:func:`run_async` runs the body in an event loop on a thread of its own while the task's thread wakes every
+:data:`POLL_S`; on the interrupt it cancels the body (the agent's own clean-up stops its process group) and waits
+for it, and in every case, before the task ends, kills every process left below the worker (also those that left
+their group, or were orphaned and adopted by the worker as a child subreaper).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from ..procs import become_subreaper, descendants, reap_orphans
+
+__all__ = ["POLL_S", "kill_everything_below", "run_async"]
+
+T = TypeVar("T")
+POLL_S = 0.05  # how often the task's thread wakes to see a cancel
+STOP_WAIT_S = 20.0  # how long a cancelled body gets to stop what it started
+
+
+def kill_everything_below(pid: int | None = None) -> int:
+    """SIGKILL every living process below ``pid`` (default: this one) by parent links, whatever its group or
+    session, then the orphans this process adopted. How many were found."""
+    found = descendants(os.getpid() if pid is None else pid)
+    for child in found:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(child, signal.SIGKILL)
+    return len(found) + reap_orphans()
+
+
+def run_async(body: Callable[[], Awaitable[T]]) -> T:
+    """Run ``body()`` to its end in a fresh event loop on another thread and return its result (or raise its
+    exception). A KeyboardInterrupt arriving meanwhile (``ray.cancel``) cancels the body, waits for it to stop
+    (at most :data:`STOP_WAIT_S`) and is raised again. Whatever the body left running is killed."""
+    become_subreaper()  # an agent's orphans come to this worker, not to init
+    loop = asyncio.new_event_loop()
+    finished = threading.Event()
+    box: dict[str, Any] = {}
+
+    async def main() -> None:
+        box["task"] = asyncio.current_task()
+        try:
+            box["value"] = await body()
+        except BaseException as exc:  # noqa: BLE001 - handed to the task's thread
+            box["error"] = exc
+
+    def serve() -> None:
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_until_complete(main())
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())
+        finally:
+            finished.set()
+
+    thread = threading.Thread(target=serve, name="eval-skills-task", daemon=True)
+    thread.start()
+    try:
+        while not finished.wait(POLL_S):
+            pass
+    except BaseException:  # the cancel (KeyboardInterrupt), or the worker stopping
+        def cancel() -> None:
+            task = box.get("task")
+            if task is not None:
+                task.cancel()
+
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(cancel)
+        _wait(finished, STOP_WAIT_S)
+        raise
+    finally:
+        kill_everything_below()
+        if finished.is_set():
+            thread.join()
+            loop.close()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def _wait(event: threading.Event, timeout: float) -> None:
+    """Wait for ``event`` at most ``timeout`` seconds, waking every POLL_S (a second interrupt is ignored)."""
+    end = timeout
+    while end > 0:
+        try:
+            if event.wait(POLL_S):
+                return
+        except KeyboardInterrupt:
+            continue
+        end -= POLL_S
