@@ -22,7 +22,7 @@ from .connect import (
     import_ray,
     parse_resources,
 )
-from .node import POLL_S, kill_everything_below, run_async
+from .node import POLL_S, kill_everything_below, run_async, stream_async
 
 __all__ = ["INSTALL_HINT", "POLL_S", "RayCluster", "TaskShape", "check_address", "import_ray",
-           "kill_everything_below", "parse_resources", "run_async"]
+           "kill_everything_below", "parse_resources", "run_async", "stream_async"]
