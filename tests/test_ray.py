@@ -227,3 +227,29 @@ def test_eval_of_a_persistent_skill_in_shards_equals_local(tmp_path, cluster):
     for key in ("completionRate", "errorRate", "partialScore"):
         assert reports[0]["summary"][key] == reports[1]["summary"][key]
     assert {"pass", "fail", "error"} <= {r["status"] for r in reports[1]["taskResults"]}
+
+
+def test_paired_through_claude_code_on_ray_equals_local(tmp_path, cluster):
+    """The real Claude Code on the nodes, against the scripted model: its environment (home, the model's URL and
+    key) given to the runs with --ray-env."""
+    from agent_clis import MODELS, cli_env, require_cli
+    from e2e_scenarios import eval_skills, script_invoice
+    from e2e_scenarios import invoice_skill as claude_skill
+    from fakes.model_server import ModelServer
+
+    require_cli("claude")
+    skill, _ = claude_skill(tmp_path)
+    benches = []
+    for name in ("local", "ray"):
+        with ModelServer() as model:
+            script_invoice(model, "claude")
+            names = sorted(cli_env("claude", model, tmp_path / "home"))
+            out = eval_skills("paired", "--skill-path", skill, "--model", MODELS["claude"], "--concurrency", 2,
+                              "--timeout", 240, "--no-compare", "--no-store", "--json", "--workspace", tmp_path / name,
+                              *(on_ray(cluster, *names) if name == "ray" else []), cli="claude", server=model,
+                              cwd=tmp_path, home=tmp_path / "home")
+        assert out.returncode == 0, out.stderr
+        benches.append(json.loads(out.stdout))
+    assert shape(benches[0]) == shape(benches[1])
+    assert benches[1]["run_summary"]["with_skill"]["pass_rate"]["mean"] == 0.5
+    assert {r["result"].get("errors") for r in benches[1]["runs"]} == {0}
