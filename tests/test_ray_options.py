@@ -65,7 +65,7 @@ def test_without_ray_installed_it_says_what_to_install(tmp_path, skill):
     line = one_line(cli("paired", *skill, "--executor", "ray", cwd=tmp_path, env={**env, "RAY_ADDRESS": ""}))
     assert "needs Ray, which is not installed here" in line and "pip install 'eval-skills[ray]'" in line
     assert not (tmp_path / "invoice-check-workspace").exists()
-    out = cli("paired", *skill, *judge_args(), "--dry-run", cwd=tmp_path, env=env)  # the local executor never imports it
+    out = cli("paired", *skill, *judge_args(), "--dry-run", cwd=tmp_path, env=env)  # the local executor: no Ray
     assert out.returncode == 0, out.stderr
 
 

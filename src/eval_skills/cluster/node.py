@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
 from ..procs import become_subreaper, descendants, reap_orphans
+from ..procs.tree import children
 
 __all__ = ["POLL_S", "kill_everything_below", "run_async", "stream_async"]
 
@@ -31,6 +32,8 @@ STOP_WAIT_S = 20.0  # how long a cancelled body gets to stop what it started
 def kill_everything_below(pid: int | None = None) -> int:
     """SIGKILL every living process below ``pid`` (default: this one) by parent links, whatever its group or
     session, then the orphans this process adopted. How many were found."""
+    if pid is None and children() == set():  # nothing below this process
+        return 0
     found = descendants(os.getpid() if pid is None else pid)
     for child in found:
         with contextlib.suppress(ProcessLookupError, PermissionError):

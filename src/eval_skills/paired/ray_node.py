@@ -1,16 +1,18 @@
 """What a Ray task does on its node for one agent run (the body of :class:`~.ray_executor.RayExecutor`'s tasks).
 
-The run goes exactly as on the local executor (:meth:`LocalExecutor.run_one`: a fresh private folder on the
-node, the fixture files and skills written from the spec's bytes, the agent, the changed files read back, the
-folder removed), inside :func:`~eval_skills.cluster.run_async`: a ``ray.cancel`` stops it at once and whatever
-the agent left running is killed. The run's timeout is enforced here too (the agent stops itself at it; a run
-that still has not ended :data:`TIMEOUT_GRACE_S` later is cancelled and recorded as a timeout). The output
-travels back by value: the agent's stdout comes back in memory, its secrets masked on the node.
+The run goes exactly as on the local executor (:meth:`LocalExecutor.run_one`: a fresh private folder on the node,
+in the worker's own private folder; the fixture files and skills written from the spec's bytes; the agent; the
+changed files read back; the folder removed), inside :func:`~eval_skills.cluster.run_async`: a ``ray.cancel``
+stops it at once and whatever the agent left running is killed. The run's timeout is enforced here too (the agent
+stops itself at it; a run that still has not ended :data:`TIMEOUT_GRACE_S` later is cancelled and recorded as a
+timeout). The output travels back by value: the agent's stdout comes back in memory, its secrets masked on the
+node.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import platform
 import time
 from dataclasses import replace
@@ -27,6 +29,18 @@ from .local import LocalExecutor, now
 __all__ = ["TIMEOUT_GRACE_S", "check_agent", "run_spec"]
 
 TIMEOUT_GRACE_S = 30.0  # beyond the run's timeout, the task cancels an agent that has not stopped itself
+
+
+_folders: RunFolders | None = None
+
+
+def _run_folders() -> RunFolders:
+    """The private folder of this worker's runs (made once, removed when the worker exits)."""
+    global _folders
+    if _folders is None:
+        _folders = RunFolders("eval-skills-paired-")
+        atexit.register(_folders.close)
+    return _folders
 
 
 def check_agent(agent: Agent) -> tuple[str, str | None]:
@@ -63,7 +77,7 @@ def run_spec(agent: Agent, spec: RunSpec, max_file_bytes: int) -> RunOutput:
     where = platform.node()
 
     async def body() -> RunOutput:
-        root = RunFolders("eval-skills-paired-")
+        root = _run_folders()
         started, began = now(), time.monotonic()
         try:
             async with asyncio.timeout(spec.timeout + TIMEOUT_GRACE_S):
@@ -74,7 +88,5 @@ def run_spec(agent: Agent, spec: RunSpec, max_file_bytes: int) -> RunOutput:
         except Exception as exc:  # noqa: BLE001 - a failure of this run on this node is its result
             return _failed(spec, started, began, "error", f"the run failed on node {where}: "
                                                           f"{type(exc).__name__}: {exc}")
-        finally:
-            await asyncio.to_thread(root.close)
 
     return run_async(body)
