@@ -253,3 +253,22 @@ def test_paired_through_claude_code_on_ray_equals_local(tmp_path, cluster):
     assert shape(benches[0]) == shape(benches[1])
     assert benches[1]["run_summary"]["with_skill"]["pass_rate"]["mean"] == 0.5
     assert {r["result"].get("errors") for r in benches[1]["runs"]} == {0}
+
+
+def test_a_node_without_the_agent_program_is_named_before_any_run(tmp_path, cluster):
+    """The agent's program is on the driver's PATH only: the nodes (started with the tests' PATH) lack it."""
+    skill, script = small_skill(tmp_path, 2)
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    program = tools / "my-agent"
+    program.write_text(f"#!/bin/sh\nexec {sys.executable} {FAKE_AGENT} \"$@\"\n")
+    program.chmod(0o755)
+    env = {**os.environ, "PATH": f"{tools}{os.pathsep}{os.environ['PATH']}", "FAKE_AGENT_CONFIG": str(script)}
+    out = subprocess.run([sys.executable, "-m", "eval_skills", "paired", "--skill-path", str(skill), "--agent-cmd",
+                          "my-agent --prompt-file {prompt_file}", "--agent-output", "events", "--no-compare",
+                          "--store", str(tmp_path / "s.db"), *on_ray(cluster, "FAKE_AGENT_CONFIG")], cwd=tmp_path,
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 2, out.stderr
+    (line,) = out.stderr.strip().splitlines()
+    assert "--executor ray: on Ray node " in line and "my-agent" in line
+    assert not (tmp_path / "invoice-check-workspace").exists() and not (tmp_path / "agent-log.jsonl").exists()
