@@ -272,3 +272,17 @@ def test_a_node_without_the_agent_program_is_named_before_any_run(tmp_path, clus
     (line,) = out.stderr.strip().splitlines()
     assert "--executor ray: on Ray node " in line and "my-agent" in line
     assert not (tmp_path / "invoice-check-workspace").exists() and not (tmp_path / "agent-log.jsonl").exists()
+
+
+def test_the_sandbox_and_the_timeout_apply_on_the_node(tmp_path, cluster):
+    skill, script = small_skill(tmp_path, 1, mode="hang")
+    out = paired("--skill-path", skill, *agent_args(script), "--no-compare", "--no-store", "--timeout", 3,
+                 "--sandbox", "bwrap", "--sandbox-bind", tmp_path, "--sandbox-bind", f"{sys.base_prefix}:ro",
+                 *on_ray(cluster, "FAKE_AGENT_CONFIG"),
+                 cwd=tmp_path, script_file=script, timeout=300)
+    assert out.returncode == 1 and "nothing measured: every agent run failed" in out.stderr, out.stderr
+    runs = [json.loads(p.read_text()) for p in (tmp_path / "invoice-check-workspace").rglob("timing.json")]
+    assert len(runs) == 2 and {run["status"] for run in runs} == {"timeout"}
+    assert all(run["error"].startswith("timed out after 3 s") for run in runs)
+    assert all(run["total_duration_seconds"] < 10 for run in runs)  # stopped by the task, not waited out
+    assert {run["isolation"]["sandbox"] for run in runs} == {"bwrap"}  # as each node ran it
