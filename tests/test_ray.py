@@ -286,3 +286,39 @@ def test_the_sandbox_and_the_timeout_apply_on_the_node(tmp_path, cluster):
     assert all(run["error"].startswith("timed out after 3 s") for run in runs)
     assert all(run["total_duration_seconds"] < 10 for run in runs)  # stopped by the task, not waited out
     assert {run["isolation"]["sandbox"] for run in runs} == {"bwrap"}  # as each node ran it
+
+
+def test_eval_shards_of_a_lost_node_are_sent_again_and_each_result_recorded_once(tmp_path, cluster):
+    skill = chaos_skill(tmp_path)
+    tasks = [{"id": f"{i:02d}", "inputData": {"do": "slow", "seconds": 0.5, "marker": f"marker-{i:02d}-end"},
+              "expectedOutput": {"type": "contains", "keywords": [f"marker-{i:02d}-end"]}} for i in range(36)]
+    (tmp_path / "tasks.json").write_text(json.dumps(tasks))
+    db = tmp_path / "s.db"
+    proc = subprocess.Popen([sys.executable, "-m", "eval_skills", "eval", "--skills", str(skill), "--tasks",
+                             str(tmp_path / "tasks.json"), "--format", "json", "--output-dir", str(tmp_path / "r"),
+                             "--store", str(db), *on_ray(cluster), "--shard-tasks", "3"], cwd=tmp_path, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def stored() -> int:
+        try:
+            with sqlite3.connect(db) as conn:
+                return conn.execute("SELECT COUNT(*) FROM task_results").fetchone()[0]
+        except sqlite3.Error:
+            return 0
+
+    deadline = time.time() + 120
+    while time.time() < deadline and stored() < 3:  # shards are in flight on every node
+        time.sleep(0.05)
+    victim = sorted(cluster.worker_nodes, key=id)[0]
+    cluster.remove_node(victim, allow_graceful=False)
+    try:
+        _, err = proc.communicate(timeout=300)
+    finally:
+        cluster.add_node(**ray_cluster.NODE)
+        cluster.wait_for_nodes()
+    assert proc.returncode == 0, err
+    (report,) = json.loads(next((tmp_path / "r").glob("*.json")).read_text())
+    assert report["summary"]["completionRate"] == 1.0 and len(report["taskResults"]) == 36
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT task_id, run_id, status FROM task_results").fetchall()
+    assert len(rows) == 36 and len({(t, r) for t, r, _ in rows}) == 36 and {s for *_, s in rows} == {"pass"}
