@@ -322,3 +322,33 @@ def test_eval_shards_of_a_lost_node_are_sent_again_and_each_result_recorded_once
     with sqlite3.connect(db) as conn:
         rows = conn.execute("SELECT task_id, run_id, status FROM task_results").fetchall()
     assert len(rows) == 36 and len({(t, r) for t, r, _ in rows}) == 36 and {s for *_, s in rows} == {"pass"}
+
+
+def test_ctrl_c_stops_eval_shards_and_their_skills_on_the_nodes(tmp_path, cluster):
+    skill = chaos_skill(tmp_path)
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    tasks = [{"id": f"{i:02d}", "inputData": {"do": "hang", "pid_file": str(pids / f"{i:02d}")},
+              "expectedOutput": {"type": "contains", "keywords": ["never"]}} for i in range(4)]
+    tasks += [{"id": "99", "inputData": {"do": "ok", "marker": "done"},
+               "expectedOutput": {"type": "contains", "keywords": ["done"]}}]
+    (tmp_path / "tasks.json").write_text(json.dumps(tasks))
+    proc = subprocess.Popen([sys.executable, "-m", "eval_skills", "eval", "--skills", str(skill), "--tasks",
+                             str(tmp_path / "tasks.json"), "--timeout", "100000", "--format", "json",
+                             "--output-dir", str(tmp_path / "r"), "--store", str(tmp_path / "s.db"),
+                             *on_ray(cluster), "--shard-tasks", "1"], cwd=tmp_path, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 120
+    while time.time() < deadline and len(list(pids.iterdir())) < 4:  # every hanging skill has started
+        time.sleep(0.05)
+    time.sleep(0.5)
+    started = [int(pid) for path in pids.iterdir() for pid in path.read_text().split()]
+    assert len(started) == 8, proc.poll()  # four skill processes, each with a child
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "interrupted:" in err
+    assert all(wait_gone(pid, 10) for pid in started), "a skill (or its child) outlived the interrupt"
+    with sqlite3.connect(tmp_path / "s.db") as db:
+        assert db.execute("SELECT status FROM evaluations").fetchone() == ("interrupted",)
+        assert db.execute("SELECT task_id, status FROM task_results").fetchall() == [("99", "pass")]
