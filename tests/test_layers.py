@@ -12,8 +12,7 @@ RANK = {
     "plan": 3, "fixtures_check": 3, "judging": 3, "scaffold": 3, "discovery": 3, "selection": 3, "catalog": 3,
     "cluster": 3,
     "runner": 4, "aggregate": 4, "preflight": 4,
-    "evaluation": 5, "paired": 5, "viewer": 5, "ray_shards": 5,
-    "routing": 5.5,  # its agent runs may go through paired's executors (a Ray cluster)
+    "evaluation": 5, "paired": 5, "routing": 5, "viewer": 5, "ray_shards": 5,
     "cli": 6, "__main__": 7, "__init__": 7,
 }
 

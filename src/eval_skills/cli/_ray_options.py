@@ -10,7 +10,7 @@ import click
 
 from ..errors import InputError
 
-__all__ = ["concurrency_given", "connect_cluster", "executor_options", "on_ray", "ray_executor"]
+__all__ = ["concurrency_given", "connect_cluster", "eval_scheduler", "executor_options", "on_ray", "ray_executor"]
 
 F = Callable[..., Any]
 
@@ -76,3 +76,19 @@ def ray_executor(params: dict[str, Any], agent: Any, cluster: Any, *, max_file_b
                            forward_env=tuple(params.get("ray_env") or ()), **extra)
     executor.check()
     return executor
+
+
+def eval_scheduler(plan: Any, params: dict[str, Any]) -> Any:
+    """Where the items run: None (here), or shards on a Ray cluster, checked on every node before any run."""
+    if params.get("ray_env"):
+        raise InputError("applies to agent runs (paired, routing): a skill gets its adapter.config.json passEnv",
+                         field="--ray-env", hint="drop --ray-env")
+    if not on_ray(params):
+        if params.get("shard_tasks") is not None:
+            raise InputError("applies only to --executor ray", field="--shard-tasks", hint="drop it")
+        return None
+    from ..ray_shards import RayShards
+
+    shards = RayShards(connect_cluster(params), shard_tasks=params.get("shard_tasks"))
+    shards.check(plan)
+    return shards

@@ -15,7 +15,7 @@ from ..reports import FORMATS, normalize_formats
 from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_TERMINATED
 from ._agent_options import judge_options
 from ._options import FiniteFloat, GreedyCommand, split_words
-from ._ray_options import executor_options
+from ._ray_options import eval_scheduler, executor_options
 
 if TYPE_CHECKING:  # pydantic and asyncio are imported when a command runs, not for --help
     from ..config import Config
@@ -171,7 +171,7 @@ def eval_command(ctx: click.Context, **params: Any) -> None:
         if params["dry_run"]:
             dry_run(plan, settings, opts, params)
             return
-        outcome, signalled = run_evaluation(plan, settings, opts, params, scheduler=_scheduler(plan, params))
+        outcome, signalled = run_evaluation(plan, settings, opts, params, scheduler=eval_scheduler(plan, params))
     _show(outcome, opts, params["as_json"])
     exit_if_interrupted(outcome, signalled, plan.total)
     if params["exit_on_fail"]:
@@ -181,24 +181,6 @@ def eval_command(ctx: click.Context, **params: Any) -> None:
             click.echo(f"quality gate failed: completion rate below {opts['min_completion']} for "
                        + ", ".join(below), err=True)
             sys.exit(EXIT_GATE_FAILED)
-
-
-def _scheduler(plan: Any, params: dict[str, Any]) -> Any:
-    """Where the items run: None (here), or shards on a Ray cluster, checked on every node before any run."""
-    from ._ray_options import connect_cluster, on_ray
-
-    if params.get("ray_env"):
-        raise InputError("applies to agent runs (paired, routing): a skill gets its adapter.config.json passEnv",
-                         field="--ray-env", hint="drop --ray-env")
-    if not on_ray(params):
-        if params.get("shard_tasks") is not None:
-            raise InputError("applies only to --executor ray", field="--shard-tasks", hint="drop it")
-        return None
-    from ..ray_shards import RayShards
-
-    shards = RayShards(connect_cluster(params), shard_tasks=params.get("shard_tasks"))
-    shards.check(plan)
-    return shards
 
 
 def prepare_evaluation(skills: list[Any], opts: dict[str, Any], params: dict[str, Any]) -> tuple[Any, Any]:

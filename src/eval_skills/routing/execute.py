@@ -27,7 +27,6 @@ from ..agents import Agent, AgentRequest, AgentResult, AgentStatus, FileChange, 
 from ..agents.bundle import SkillBundle, read_bundle
 from ..agents.workdir import RunFolders
 from ..formats.routing_results import routing_run_dir
-from ..paired.executor import Executor, RunOutput, RunSpec
 from ..procs import reap_orphans
 from .plan import RoutingPlan, RunItem
 
@@ -127,8 +126,23 @@ async def _finish(plan: RoutingPlan, item: RunItem, result: AgentResult, folder:
                       result.error, round(result.duration_s, 3), result.usage.to_json(), relative)
 
 
-def result_of(out: RunOutput) -> AgentResult:
-    """An executor's output as the agent's result it was made from (what a run's files are written from)."""
+@dataclass(frozen=True, slots=True)
+class RoutingSpec:
+    """One run as an executor takes it (the fields of :class:`eval_skills.paired.executor.RunSpec`, which the
+    executors read): no fixture files, the skill and the distractors as bytes."""
+
+    run_id: str
+    prompt: str
+    files: dict[str, bytes]
+    skills: tuple[SkillBundle, ...]
+    timeout: float
+    max_turns: int | None
+    model: str | None
+
+
+def result_of(out: Any) -> AgentResult:
+    """An executor's output (a :class:`~eval_skills.paired.executor.RunOutput`) as the agent's result it was made
+    from (what a run's files are written from)."""
     return AgentResult(agent=out.agent, model=out.model, status=out.status, response=out.response, error=out.error,
                        transcript=out.transcript, files=[FileChange(f.path, f.kind, f.size) for f in out.files],
                        duration_s=out.duration_s, usage=out.usage, exit_code=out.exit_code,
@@ -136,7 +150,7 @@ def result_of(out: RunOutput) -> AgentResult:
                        installed_skills=out.installed_skills, warnings=out.warnings, isolation=out.isolation)
 
 
-async def _through(executor: Executor, plan: RoutingPlan, settings: RunSettings, routing: Path,
+async def _through(executor: Any, plan: RoutingPlan, settings: RunSettings, routing: Path,
                    skills: list[SkillBundle], on_run: Callable[[RunOutcome], None] | None,
                    stop: asyncio.Event | None) -> tuple[list[RunOutcome], bool]:
     """The runs through ``executor`` (the agent's runs elsewhere: a Ray cluster), recorded here as they finish."""
@@ -144,16 +158,16 @@ async def _through(executor: Executor, plan: RoutingPlan, settings: RunSettings,
     items = {f"query-{item.query_index}-run-{item.run_number}": item for item in plan.items()}
     stop = stop or asyncio.Event()
 
-    def specs() -> Iterator[RunSpec]:
+    def specs() -> Iterator[RoutingSpec]:
         for run_id, item in items.items():
             if stop.is_set():
                 return
-            yield RunSpec(run_id, item.query.query, {}, tuple(skills), settings.timeout_s, settings.max_turns,
+            yield RoutingSpec(run_id, item.query.query, {}, tuple(skills), settings.timeout_s, settings.max_turns,
                           settings.model)
 
     async def consume() -> None:
         outputs = executor.run(specs())
-        async with contextlib.aclosing(outputs):  # type: ignore[type-var]
+        async with contextlib.aclosing(outputs):
             async for out in outputs:
                 item = items[out.run_id]
                 folder = routing_run_dir(routing, item.query_index, item.run_number)
@@ -180,9 +194,10 @@ async def _through(executor: Executor, plan: RoutingPlan, settings: RunSettings,
 async def execute_runs(plan: RoutingPlan, agent: Agent, settings: RunSettings, routing: Path, *,
                        on_run: Callable[[RunOutcome], None] | None = None,
                        stop: asyncio.Event | None = None,
-                       executor: Executor | None = None) -> tuple[list[RunOutcome], bool]:
-    """Run every item of the plan, ``settings.concurrency`` at a time (or through ``executor``, as many at
-    once as it takes); ``(outcomes, interrupted)``.
+                       executor: Any = None) -> tuple[list[RunOutcome], bool]:
+    """Run every item of the plan, ``settings.concurrency`` at a time (or through ``executor``, an
+    :class:`~eval_skills.paired.executor.Executor` running them elsewhere, as many at once as it takes);
+    ``(outcomes, interrupted)``.
 
     ``on_run`` gets each outcome as it finishes. Setting ``stop`` stops scheduling and cancels the runs in
     flight (their agents are killed); what finished is returned with ``interrupted`` True."""

@@ -24,7 +24,6 @@ from ..agents import Agent
 from ..errors import InputError
 from ..formats.routing_results import RoutingResults, routing_dir
 from ..formats.workspace import next_number
-from ..paired.executor import Executor
 from .aggregate import build_results
 from .execute import RunOutcome, RunSettings, execute_runs
 from .plan import RoutingPlan, check_workspace
@@ -89,9 +88,10 @@ def _write(folder: Path, results: RoutingResults) -> None:
 
 async def run_routing(plan: RoutingPlan, agent: Agent, settings: RunSettings, *, workspace: Path,
                       store_path: Path | None = None, on_run: Callable[[RunOutcome], None] | None = None,
-                      stop: asyncio.Event | None = None, executor: Executor | None = None) -> RoutingOutcome:
+                      stop: asyncio.Event | None = None, executor: Any = None) -> RoutingOutcome:
     """Run the test. Call it once the plan and the agent are checked: from here on, things are written.
-    ``executor``: where the agent's runs happen (default: here, ``settings.concurrency`` at once)."""
+    ``executor``: where the agent's runs happen (an :class:`~eval_skills.paired.executor.Executor`; default:
+    here, ``settings.concurrency`` at once)."""
     from ..store import Store
     from ..store.routing import RoutingRunRow, add_routing_run, begin_routing, finish_routing
 
