@@ -352,3 +352,18 @@ def test_ctrl_c_stops_eval_shards_and_their_skills_on_the_nodes(tmp_path, cluste
     with sqlite3.connect(tmp_path / "s.db") as db:
         assert db.execute("SELECT status FROM evaluations").fetchone() == ("interrupted",)
         assert db.execute("SELECT task_id, status FROM task_results").fetchall() == [("99", "pass")]
+
+
+def test_the_token_budget_stops_starting_runs_as_locally(tmp_path, cluster):
+    skill, script = small_skill(tmp_path, 3, usage={"input_tokens": 100, "output_tokens": 50})
+    common = ["--skill-path", skill, *agent_args(script), "--no-compare", "--no-store", "--budget-tokens", 400,
+              "--concurrency", 1]
+    benches = []
+    for name, extra in (("local", []), ("ray", on_ray(cluster, "FAKE_AGENT_CONFIG"))):
+        out = paired(*common, "--workspace", tmp_path / name, *extra, cwd=tmp_path, script_file=script, timeout=300)
+        assert out.returncode == 0, out.stderr
+        assert "--budget-tokens reached: 3 runs not started" in out.stderr
+        benches.append(json.loads((tmp_path / name / "iteration-1" / "benchmark.json").read_text()))
+    assert [b["metadata"]["cut_short"] for b in benches] == ["budget", "budget"]
+    assert benches[0]["metadata"]["tokens_used"] == benches[1]["metadata"]["tokens_used"] == 450
+    assert len(benches[0]["runs"]) == len(benches[1]["runs"]) == 3
