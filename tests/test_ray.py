@@ -256,7 +256,8 @@ def test_paired_through_claude_code_on_ray_equals_local(tmp_path, cluster):
 
 
 def test_a_node_without_the_agent_program_is_named_before_any_run(tmp_path, cluster):
-    """The agent's program is on the driver's PATH only: the nodes (started with the tests' PATH) lack it."""
+    """The agent's program is on the driver's PATH only: the nodes (started with the tests' PATH) lack it. A driver
+    without it is no problem: the runs happen on the nodes."""
     skill, script = small_skill(tmp_path, 2)
     tools = tmp_path / "tools"
     tools.mkdir()
@@ -272,6 +273,12 @@ def test_a_node_without_the_agent_program_is_named_before_any_run(tmp_path, clus
     (line,) = out.stderr.strip().splitlines()
     assert "--executor ray: on Ray node " in line and "my-agent" in line
     assert not (tmp_path / "invoice-check-workspace").exists() and not (tmp_path / "agent-log.jsonl").exists()
+    python = Path(sys.executable).name
+    out = subprocess.run([sys.executable, "-m", "eval_skills", "paired", "--skill-path", str(skill), "--agent-cmd",
+                          f"{python} {FAKE_AGENT} --prompt-file {{prompt_file}}", "--agent-output", "events",
+                          "--no-compare", "--no-store", *on_ray(cluster, "FAKE_AGENT_CONFIG")], cwd=tmp_path,
+                         capture_output=True, text=True, env={**env, "PATH": str(tools)}, timeout=300)
+    assert out.returncode == 0, out.stderr  # not on the driver's PATH, on the nodes': the runs happen there
 
 
 def test_the_sandbox_and_the_timeout_apply_on_the_node(tmp_path, cluster):

@@ -129,8 +129,9 @@ def paired_command(ctx: click.Context, **params: Any) -> None:
     for place in places:
         resolve_iteration(place, params["iteration"], params["resume"])  # a taken iteration fails here
     config = load_config(params["config_path"])
-    agents = [build_agent(p) for p in agent_sets]  # every agent checked before any runs
-    cluster = connect_cluster(params) if on_ray(params) else None
+    ray = on_ray(params)  # on Ray, the agents are checked on the nodes
+    agents = [build_agent(p, check=not ray) for p in agent_sets]  # every agent checked before any runs
+    cluster = connect_cluster(params) if ray else None
     remote = {id(agent): ray_executor(params, agent, cluster) for agent in agents} if cluster is not None else {}
     compare = not params["no_compare"]
     store_path = None if params["no_store"] else params["store"] or default_store(config)

@@ -89,7 +89,7 @@ def routing_command(**params: Any) -> None:
         check_min_f1(plan.queries, plan.routing_file)
     workspace = params["workspace"] or default_workspace(plan)
     check_workspace(workspace, plan)
-    agent = build_agent(params)
+    agent = build_agent(params, check=not on_ray(params))  # on Ray, checked on the nodes
     check_agent_reports_skills(agent)
     for warning in plan.skill.warnings:
         click.echo(f"warning: {plan.skill.path}: {warning}", err=True)
