@@ -14,7 +14,7 @@ RANK = {
     "errors": 0, "_version": 0, "_atomic": 0, "masking": 0,
     "results": 1, "formats": 1, "procs": 1, "sandbox": 1, "registry": 1, "llm": 1,
     "adapters": 2, "agents": 2, "judges": 2, "scoring": 2, "stats": 2, "store": 2, "reports": 2, "config": 2,
-    "scaffold": 3, "catalog": 3,
+    "scaffold": 3, "catalog": 3, "cluster": 3,
     # the four kinds of evaluation
     "tool_skills": 5, "fixture_checks": 5, "paired": 5, "routing": 5,
     "viewer": 6,
@@ -26,7 +26,7 @@ STEPS = {
     "tool_skills": {
         "plan": 0, "discovery": 0, "selection": 0, "judging": 0,
         "runner": 1, "preflight": 1, "aggregate": 1,
-        "evaluation": 2, "__init__": 3,
+        "evaluation": 2, "ray_shards": 2, "__init__": 3,
     },
 }
 

@@ -198,8 +198,9 @@ def one_agent(params: dict[str, Any], command: str) -> dict[str, Any]:
     return sets[0]
 
 
-def build_agent(params: dict[str, Any]) -> Any:
+def build_agent(params: dict[str, Any], *, check: bool = True) -> Any:
     """The Agent the options describe, checked (``check()``): InputError before any run when it cannot run.
+    ``check=False`` leaves the check to where the runs happen (the nodes of a Ray cluster).
 
     The command then adopts what its agents leave running outside their process group (``setsid cmd &``), so
     each run's end kills it (as ``eval`` does for skills)."""
@@ -215,7 +216,8 @@ def build_agent(params: dict[str, Any]) -> Any:
     _refuse_foreign(params, name, AGENT_ONLY, "--agent")
     agent = create_agent(name, **AGENT_OPTIONS[name](params))
     agent.use_sandbox(build_sandbox(params))
-    agent.check()
+    if check:
+        agent.check()
     become_subreaper()
     return agent
 

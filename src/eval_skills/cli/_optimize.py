@@ -88,7 +88,7 @@ def build_improver(params: dict[str, Any], llm: dict[str, Any]) -> Any:
 
 
 def run_optimize_command(params: dict[str, Any], plan: Any, agent: Any, settings: Any, workspace: Path,
-                         store_path: Path | None) -> None:
+                         store_path: Path | None, executor: Any = None) -> None:
     from ..config import load_config
     from ..routing.optimize import OptimizeSettings, find_resumable
     from ..routing.split import split_queries
@@ -102,7 +102,7 @@ def run_optimize_command(params: dict[str, Any], plan: Any, agent: Any, settings
     if params["dry_run"]:
         _dry_run(params, plan, agent, settings, workspace, store_path, opt, split, improver, resumed)
         return
-    outcome, signum = _run(plan, agent, improver, opt, settings, workspace, store_path, params)
+    outcome, signum = _run(plan, agent, improver, opt, settings, workspace, store_path, params, executor)
     results = outcome.results
     if params["as_json"]:
         click.echo(json.dumps(results.model_dump(mode="json"), indent=2, ensure_ascii=False))
@@ -208,7 +208,7 @@ def print_table(results: Any, folder: Path) -> None:
 
 
 def _run(plan: Any, agent: Any, improver: Any, opt: Any, settings: Any, workspace: Path, store_path: Path | None,
-         params: dict[str, Any]) -> tuple[Any, int | None]:
+         params: dict[str, Any], executor: Any = None) -> tuple[Any, int | None]:
     from ..routing.optimize import run_optimize
 
     received: list[int] = []
@@ -244,7 +244,7 @@ def _run(plan: Any, agent: Any, improver: Any, opt: Any, settings: Any, workspac
         try:
             return await run_optimize(plan, agent, improver, opt, settings, workspace=workspace,
                                       store_path=store_path, stop=stop, resume=params["resume"], on_run=on_run,
-                                      on_step=on_step)
+                                      on_step=on_step, executor=executor)
         finally:
             if progress is not None:
                 progress.stop()

@@ -15,6 +15,7 @@ from ..reports import FORMATS, normalize_formats
 from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_TERMINATED
 from ._agent_options import judge_options
 from ._options import FiniteFloat, GreedyCommand, split_words
+from ._ray_options import eval_scheduler, executor_options
 
 if TYPE_CHECKING:  # pydantic and asyncio are imported when a command runs, not for --help
     from ..config import Config
@@ -154,6 +155,9 @@ def print_summary(console: Any, reports: list[dict[str, Any]]) -> Any:
 @click.option("--backoff", type=click.IntRange(min=0), default=500, show_default=True, hidden=True,
               help="Base retry backoff in ms (retry n waits n x backoff).")
 @judge_options
+@executor_options
+@click.option("--shard-tasks", type=click.IntRange(min=1), default=None,
+              help="With --executor ray: tasks of one skill per Ray task [default: two shards per slot].")
 @click.pass_context
 def eval_command(ctx: click.Context, **params: Any) -> None:
     """Evaluate tool skills on a benchmark: skills x tasks x runs, scored, stored and reported."""
@@ -167,7 +171,7 @@ def eval_command(ctx: click.Context, **params: Any) -> None:
         if params["dry_run"]:
             dry_run(plan, settings, opts, params)
             return
-        outcome, signalled = run_evaluation(plan, settings, opts, params)
+        outcome, signalled = run_evaluation(plan, settings, opts, params, scheduler=eval_scheduler(plan, params))
     _show(outcome, opts, params["as_json"])
     exit_if_interrupted(outcome, signalled, plan.total)
     if params["exit_on_fail"]:
@@ -332,7 +336,7 @@ def dry_run(plan: Any, settings: Any, opts: dict[str, Any], params: dict[str, An
 
 
 def run_evaluation(plan: Any, settings: Any, opts: dict[str, Any], params: dict[str, Any],
-                   keep: Any = None) -> tuple[Any, int | None]:
+                   keep: Any = None, scheduler: Any = None) -> tuple[Any, int | None]:
     """Run with a progress bar on a terminal; Ctrl-C and SIGTERM stop the run and keep what finished.
     Returns the outcome and the signal that stopped it, if one did. ``keep`` picks the reports written."""
     import asyncio
@@ -382,7 +386,8 @@ def run_evaluation(plan: Any, settings: Any, opts: dict[str, Any], params: dict[
                                   formats=opts["formats"], on_result=on_result, stop=stop,
                                   run_info={"benchmark": plan.benchmark.id, "evaluator": opts["evaluator"],
                                             "formats": list(opts["formats"]),
-                                            "scorerTimeoutMs": opts["scorer_timeout"]}, keep=keep)
+                                            "scorerTimeoutMs": opts["scorer_timeout"]}, keep=keep,
+                                  **({"scheduler": scheduler} if scheduler is not None else {}))
         finally:
             if progress is not None:
                 progress.stop()

@@ -15,6 +15,7 @@ import click
 from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED
 from ._agent_options import agent_options, build_agent, build_judge, judge_options, per_agent, verdict_cache
 from ._options import FiniteFloat
+from ._ray_options import connect_cluster, executor_options, on_ray, ray_executor
 
 EXIT_TERMINATED = 143
 
@@ -36,6 +37,7 @@ def _warn(text: str) -> None:
               help="The iteration number [default: the next free one; with --resume, the latest].")
 @agent_options
 @judge_options
+@executor_options
 @click.option("--runs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Runs per case and arm (pass@k and pass^k need 2 or more).")
 @click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True,
@@ -128,7 +130,10 @@ def paired_command(ctx: click.Context, **params: Any) -> None:
     for place in places:
         resolve_iteration(place, params["iteration"], params["resume"])  # a taken iteration fails here
     config = load_config(params["config_path"])
-    agents = [build_agent(p) for p in agent_sets]  # every agent checked before any runs
+    ray = on_ray(params)  # on Ray, the agents are checked on the nodes
+    agents = [build_agent(p, check=not ray) for p in agent_sets]  # every agent checked before any runs
+    cluster = connect_cluster(params) if ray else None
+    remote = {id(agent): ray_executor(params, agent, cluster) for agent in agents} if cluster is not None else {}
     compare = not params["no_compare"]
     store_path = None if params["no_store"] else params["store"] or default_store(config)
     cache = None if params["dry_run"] else verdict_cache(params, store_path)
@@ -161,7 +166,7 @@ def paired_command(ctx: click.Context, **params: Any) -> None:
 
             print_paired_plan(dry_run_plan(plan, settings, agent, judge, store_path), as_json=params["as_json"])
             continue
-        executor = LocalExecutor(agent, concurrency=params["concurrency"])
+        executor = remote.get(id(agent)) or LocalExecutor(agent, concurrency=params["concurrency"])
         outcome, received = _run(plan, settings, executor, judge, store_path, show_progress=not params["as_json"])
         outcomes.append((one, outcome))
         if params["as_json"] and not several:

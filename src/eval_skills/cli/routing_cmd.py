@@ -16,6 +16,7 @@ from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED
 from ._agent_options import agent_options, build_agent, one_agent
 from ._optimize import check_optimize_flags, optimize_options, run_optimize_command
 from ._options import FiniteFloat, GreedyCommand
+from ._ray_options import connect_cluster, executor_options, on_ray, ray_executor
 
 EXIT_TERMINATED = 143
 
@@ -35,6 +36,7 @@ def _rate(value: float | None) -> str:
               help="The queries, a JSON array of {query, should_trigger, invocation_type?} "
                    "[default: <skill>/evals/routing.json].")
 @agent_options
+@executor_options
 @click.option("--runs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Runs of every query (2 or more give each trigger rate a Wilson interval).")
 @click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True, help="Agent runs at once.")
@@ -92,7 +94,7 @@ def routing_command(**params: Any) -> None:
         check_min_f1(plan.queries, plan.routing_file)
     workspace = params["workspace"] or default_workspace(plan)
     check_workspace(workspace, plan)
-    agent = build_agent(params)
+    agent = build_agent(params, check=not on_ray(params))  # on Ray, checked on the nodes
     check_agent_reports_skills(agent)
     for warning in plan.skill.warnings:
         click.echo(f"warning: {plan.skill.path}: {warning}", err=True)
@@ -108,8 +110,11 @@ def routing_command(**params: Any) -> None:
         store_path = params["store"] or default_store(load_config())
     settings = RunSettings(concurrency=params["concurrency"], timeout_s=params["timeout"],
                            max_turns=params["max_turns"], model=params["model"])
+    executor = None
+    if on_ray(params):  # only the list of files a run changed is kept: their bytes stay on the node
+        executor = ray_executor(params, agent, connect_cluster(params), max_file_bytes=0)
     if params["optimize"]:
-        run_optimize_command(params, plan, agent, settings, workspace, store_path)
+        run_optimize_command(params, plan, agent, settings, workspace, store_path, executor)
         return
     if params["dry_run"]:
         from ..routing.dry_run import dry_run_plan
@@ -118,7 +123,7 @@ def routing_command(**params: Any) -> None:
         print_routing_plan(dry_run_plan(plan, agent, settings, workspace, store_path), as_json=params["as_json"])
         return
     outcome, signum = _run(plan, agent, settings, workspace, store_path,
-                           show_progress=not params["as_json"] and sys.stderr.isatty())
+                           show_progress=not params["as_json"] and sys.stderr.isatty(), executor=executor)
     results = outcome.results
     if params["as_json"]:
         click.echo(json.dumps(results.model_dump(mode="json"), indent=2, ensure_ascii=False))
@@ -153,7 +158,7 @@ def routing_command(**params: Any) -> None:
 
 
 def _run(plan: Any, agent: Any, settings: Any, workspace: Path, store_path: Path | None, *,
-         show_progress: bool) -> tuple[Any, int | None]:
+         show_progress: bool, executor: Any = None) -> tuple[Any, int | None]:
     from ..routing import run_routing
 
     received: list[int] = []
@@ -184,7 +189,7 @@ def _run(plan: Any, agent: Any, settings: Any, workspace: Path, store_path: Path
             progress.start()
         try:
             return await run_routing(plan, agent, settings, workspace=workspace, store_path=store_path,
-                                     on_run=on_run, stop=stop)
+                                     on_run=on_run, stop=stop, executor=executor)
         finally:
             if progress is not None:
                 progress.stop()

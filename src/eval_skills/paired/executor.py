@@ -11,7 +11,8 @@ only after the caller has taken that run's output, so the caller decides at each
 run, whether to go on (a token budget, Ctrl-C): it simply stops yielding specs. Closing the output iterator
 (``aclose``) cancels the runs in flight.
 
-Today's backend is :class:`~eval_skills.paired.local.LocalExecutor` (this machine, ``--concurrency`` at once).
+The backends: :class:`~eval_skills.paired.local.LocalExecutor` (this machine, ``--concurrency`` at once) and
+:class:`~eval_skills.paired.ray_executor.RayExecutor` (tasks on a Ray cluster, as many at once as it takes).
 """
 
 from __future__ import annotations
@@ -76,6 +77,8 @@ class RunOutput:
     exit_code: int | None = None
     raw_stdout: RawOutput | None = None  # the agent's stdout byte for byte, kept as the run's stdout.txt
     isolation: dict[str, Any] = field(default_factory=dict)  # what the run could see (the agent's sandbox)
+    stderr_tail: str = ""  # the end of the agent's stderr
+    installed_skills: list[str] = field(default_factory=list)  # the skills installed in the run's folder
 
 
 class Executor(Protocol):

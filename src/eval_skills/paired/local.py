@@ -24,13 +24,17 @@ from ..errors import InputError
 from ..procs import reap_orphans
 from .executor import OutputFile, RunOutput, RunSpec
 
-__all__ = ["MAX_OUTPUT_FILE", "LocalExecutor", "thread_pool"]
+__all__ = ["MAX_OUTPUT_FILE", "LocalExecutor", "now", "thread_pool"]
 
 MAX_OUTPUT_FILE = 10 << 20  # bytes of one file brought back from a run; larger ones are listed, not copied
 
 
-def _now() -> str:
+def now() -> str:
+    """This moment in UTC, to the millisecond, as the run records write it."""
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+_now = now
 
 
 def _safe_name(name: str) -> str:
@@ -123,6 +127,10 @@ class LocalExecutor:
                                             note=f"could not be read: {exc.strerror or exc}"))
         return files
 
+    async def run_one(self, spec: RunSpec, root: RunFolders) -> RunOutput:
+        """Run one spec in a new folder of ``root`` (what each slot does; a Ray task does it on its node)."""
+        return await self._one(spec, root)
+
     async def _one(self, spec: RunSpec, root: RunFolders) -> RunOutput:
         workdir = await asyncio.to_thread(self._prepare, spec, root)
         try:
@@ -145,4 +153,5 @@ class LocalExecutor:
                          transcript=result.transcript, files=files, duration_s=result.duration_s,
                          usage=result.usage, started_at=started, finished_at=finished, agent=result.agent,
                          model=result.model, skills_invoked=result.skills_invoked, warnings=result.warnings,
-                         exit_code=result.exit_code, raw_stdout=result.raw_stdout, isolation=result.isolation)
+                         exit_code=result.exit_code, raw_stdout=result.raw_stdout, isolation=result.isolation,
+                         stderr_tail=result.stderr_tail, installed_skills=result.installed_skills)

@@ -84,6 +84,19 @@ def _table() -> dict[int, tuple[bytes, int]]:
     return table
 
 
+def children() -> set[int] | None:
+    """The pids of this process's children (Linux ``/proc/self/task/*/children``: cheap, no scan of every
+    process), or None where that cannot be read."""
+    found: set[int] = set()
+    try:
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children", "rb") as handle:
+                found.update(int(pid) for pid in handle.read().split())
+    except (OSError, ValueError):
+        return None
+    return found
+
+
 def _parents(table: dict[int, tuple[bytes, int]] | None = None) -> dict[int, int]:
     """pid -> parent pid of every living process."""
     table = _table() if table is None else table
@@ -156,6 +169,9 @@ def reap_orphans() -> int:
             if _spawning:
                 return count  # a start is in flight: its child may not be registered yet; sweep later
             known = set(_known)
+        mine = children()
+        if mine is not None and mine <= known:  # no orphan came to us: no need to look at every process
+            return count
         table = _table()
         adopted = [pid for pid, (_, parent) in table.items() if parent == me and pid not in known]
         if not adopted:

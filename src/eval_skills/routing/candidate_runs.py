@@ -88,7 +88,8 @@ def _write(folder: Path, results: RoutingResults) -> None:
 
 async def run_candidate(plan: RoutingPlan, agent: Agent, settings: RunSettings, folder: Path, *,
                         description: str | None, metadata: dict[str, Any], store: Any, store_id: str | None,
-                        stop: asyncio.Event, on_run: Callable[[RunOutcome], None] | None = None) -> CandidateRun:
+                        stop: asyncio.Event, on_run: Callable[[RunOutcome], None] | None = None,
+                        executor: Any = None) -> CandidateRun:
     """Run the candidate's missing runs (all of them the first time) and write its results."""
     from ..store.routing import RoutingRunRow, add_routing_run, finish_routing
 
@@ -113,7 +114,7 @@ async def run_candidate(plan: RoutingPlan, agent: Agent, settings: RunSettings, 
 
     try:
         new, interrupted = await execute_runs(plan, agent, settings, folder, on_run=finished, stop=stop,
-                                              skills=skills, items=todo)
+                                              skills=skills, items=todo, executor=executor)
     except BaseException:
         if store is not None and store_id is not None:
             finish_routing(store, store_id, status="failed", metrics=None, results_path=None)

@@ -18,19 +18,19 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..agents import Agent, AgentRequest, AgentResult, AgentStatus
+from ..agents import Agent, AgentRequest, AgentResult, AgentStatus, FileChange, RawOutput
 from ..agents.bundle import SkillBundle, read_bundle
 from ..agents.workdir import RunFolders
 from ..formats.routing_results import routing_run_dir
 from ..procs import reap_orphans
 from .plan import RoutingPlan, RunItem
 
-__all__ = ["RunOutcome", "RunSettings", "decide", "execute_runs", "remove_workspace", "run_one"]
+__all__ = ["RunOutcome", "RunSettings", "decide", "execute_runs", "remove_workspace", "result_of", "run_one"]
 
 REMOVE_ATTEMPTS = 40  # tries at removing a run's workspace, 50 ms apart
 
@@ -112,6 +112,11 @@ async def run_one(plan: RoutingPlan, agent: Agent, item: RunItem, settings: RunS
         return RunOutcome(item, "error", None, error=f"the run failed: {type(exc).__name__}: {exc}")
     finally:  # off the event loop; shielded so an interrupted run's folder goes too
         await asyncio.shield(asyncio.to_thread(remove_workspace, tmp))
+    return await _finish(plan, item, result, folder, relative)
+
+
+async def _finish(plan: RoutingPlan, item: RunItem, result: AgentResult, folder: Path, relative: str) -> RunOutcome:
+    """Decide and record a finished run (its files in ``folder``)."""
     triggered, distractors = decide(result, plan.skill.name, (d.name for d in plan.distractors))
     extra = {"query": item.query.query, "query_index": item.query_index, "run": item.run_number,
              "should_trigger": item.query.should_trigger, "triggered": triggered,
@@ -121,12 +126,79 @@ async def run_one(plan: RoutingPlan, agent: Agent, item: RunItem, settings: RunS
                       result.error, round(result.duration_s, 3), result.usage.to_json(), relative)
 
 
+@dataclass(frozen=True, slots=True)
+class RoutingSpec:
+    """One run as an executor takes it (the fields of :class:`eval_skills.paired.executor.RunSpec`, which the
+    executors read): no fixture files, the skill and the distractors as bytes."""
+
+    run_id: str
+    prompt: str
+    files: dict[str, bytes]
+    skills: tuple[SkillBundle, ...]
+    timeout: float
+    max_turns: int | None
+    model: str | None
+
+
+def result_of(out: Any) -> AgentResult:
+    """An executor's output (a :class:`~eval_skills.paired.executor.RunOutput`) as the agent's result it was made
+    from (what a run's files are written from)."""
+    return AgentResult(agent=out.agent, model=out.model, status=out.status, response=out.response, error=out.error,
+                       transcript=out.transcript, files=[FileChange(f.path, f.kind, f.size) for f in out.files],
+                       duration_s=out.duration_s, usage=out.usage, exit_code=out.exit_code,
+                       stderr_tail=out.stderr_tail, raw_stdout=out.raw_stdout or RawOutput(),
+                       installed_skills=out.installed_skills, warnings=out.warnings, isolation=out.isolation)
+
+
+async def _through(executor: Any, plan: RoutingPlan, settings: RunSettings, routing: Path,
+                   skills: list[SkillBundle], on_run: Callable[[RunOutcome], None] | None,
+                   stop: asyncio.Event | None, todo: list[RunItem]) -> tuple[list[RunOutcome], bool]:
+    """The runs through ``executor`` (the agent's runs elsewhere: a Ray cluster), recorded here as they finish."""
+    outcomes: list[RunOutcome] = []
+    items = {f"query-{item.query_index}-run-{item.run_number}": item for item in todo}
+    stop = stop or asyncio.Event()
+
+    def specs() -> Iterator[RoutingSpec]:
+        for run_id, item in items.items():
+            if stop.is_set():
+                return
+            yield RoutingSpec(run_id, item.query.query, {}, tuple(skills), settings.timeout_s, settings.max_turns,
+                          settings.model)
+
+    async def consume() -> None:
+        outputs = executor.run(specs())
+        async with contextlib.aclosing(outputs):
+            async for out in outputs:
+                item = items[out.run_id]
+                folder = routing_run_dir(routing, item.query_index, item.run_number)
+                relative = (folder / "transcript.jsonl").relative_to(routing).as_posix()
+                outcome = await _finish(plan, item, result_of(out), folder, relative)
+                outcomes.append(outcome)
+                if on_run is not None:
+                    on_run(outcome)
+
+    running = asyncio.ensure_future(consume())
+    stopper = asyncio.ensure_future(stop.wait())
+    with contextlib.suppress(asyncio.CancelledError):  # cancelled from outside: stop like an interrupt
+        await asyncio.wait([running, stopper], return_when=asyncio.FIRST_COMPLETED)
+    stopper.cancel()
+    interrupted = not running.done()
+    if interrupted:
+        running.cancel()
+    await asyncio.gather(running, return_exceptions=True)
+    if not interrupted:
+        running.result()  # a fault of the harness itself stops the test
+    return outcomes, interrupted
+
+
 async def execute_runs(plan: RoutingPlan, agent: Agent, settings: RunSettings, routing: Path, *,
                        on_run: Callable[[RunOutcome], None] | None = None,
                        stop: asyncio.Event | None = None, skills: list[SkillBundle] | None = None,
-                       items: Iterable[RunItem] | None = None) -> tuple[list[RunOutcome], bool]:
-    """Run every item of the plan (or only ``items``), ``settings.concurrency`` at a time;
-    ``(outcomes, interrupted)``.
+                       items: Iterable[RunItem] | None = None,
+                       executor: Any = None) -> tuple[list[RunOutcome], bool]:
+    """Run every item of the plan (or only ``items``), ``settings.concurrency`` at a time (or through
+    ``executor``, an :class:`~eval_skills.paired.executor.Executor` running them elsewhere, as many at once as it
+    takes); ``(outcomes, interrupted)``.
 
     ``on_run`` gets each outcome as it finishes. Setting ``stop`` stops scheduling and cancels the runs in
     flight (their agents are killed); what finished is returned with ``interrupted`` True. ``skills`` replaces
@@ -135,9 +207,11 @@ async def execute_runs(plan: RoutingPlan, agent: Agent, settings: RunSettings, r
     todo = list(plan.items() if items is None else items)
     if not todo:
         return outcomes, False
-    work = iter(todo)
     if skills is None:
         skills = await asyncio.to_thread(read_skills, plan)
+    if executor is not None:
+        return await _through(executor, plan, settings, routing, skills, on_run, stop, todo)
+    work = iter(todo)
     bundles = skills
     folders = RunFolders("eval-skills-routing-")
 

@@ -206,8 +206,9 @@ async def run_optimize(plan: RoutingPlan, agent: Agent, improver: Judge, setting
                        run_settings: RunSettings, *, workspace: Path, store_path: Path | None = None,
                        stop: asyncio.Event | None = None, resume: bool = False,
                        on_run: Callable[[RunOutcome], None] | None = None,
-                       on_step: Callable[[str], None] | None = None) -> OptimizeOutcome:
-    """Run (or with ``resume`` continue) the optimisation. Call it once everything is checked."""
+                       on_step: Callable[[str], None] | None = None, executor: Any = None) -> OptimizeOutcome:
+    """Run (or with ``resume`` continue) the optimisation. Call it once everything is checked. ``executor``
+    runs the agent's runs elsewhere (a Ray cluster), as :func:`~.execute.execute_runs` takes it."""
     from ..store import Store
     from ..store.routing import begin_routing
 
@@ -285,7 +286,7 @@ async def run_optimize(plan: RoutingPlan, agent: Agent, improver: Judge, setting
             run = await run_candidate(plan, agent, run_settings, candidate_dir(folder, candidate.number),
                                       description=None if candidate.origin == "original" else candidate.description,
                                       metadata=meta, store=store, store_id=candidate.store_id, stop=halt,
-                                      on_run=finished)
+                                      on_run=finished, executor=executor)
             candidate.tokens += spent - before
             candidate.train, candidate.test, candidate.queries = set_figures(run.results.queries, split.train,
                                                                              split.test)

@@ -88,8 +88,10 @@ def _write(folder: Path, results: RoutingResults) -> None:
 
 async def run_routing(plan: RoutingPlan, agent: Agent, settings: RunSettings, *, workspace: Path,
                       store_path: Path | None = None, on_run: Callable[[RunOutcome], None] | None = None,
-                      stop: asyncio.Event | None = None) -> RoutingOutcome:
-    """Run the test. Call it once the plan and the agent are checked: from here on, things are written."""
+                      stop: asyncio.Event | None = None, executor: Any = None) -> RoutingOutcome:
+    """Run the test. Call it once the plan and the agent are checked: from here on, things are written.
+    ``executor``: where the agent's runs happen (an :class:`~eval_skills.paired.executor.Executor`; default:
+    here, ``settings.concurrency`` at once)."""
     from ..store import Store
     from ..store.routing import RoutingRunRow, add_routing_run, begin_routing, finish_routing
 
@@ -125,7 +127,8 @@ async def run_routing(plan: RoutingPlan, agent: Agent, settings: RunSettings, *,
                 on_run(outcome)
 
         try:
-            outcomes, interrupted = await execute_runs(plan, agent, settings, folder, on_run=finished, stop=stop)
+            outcomes, interrupted = await execute_runs(plan, agent, settings, folder, on_run=finished, stop=stop,
+                                                       executor=executor)
         except BaseException:
             if store is not None and routing_id is not None:
                 finish_routing(store, routing_id, status="failed", metrics=None, results_path=None)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,7 +20,7 @@ from ..results import TaskResult
 from .aggregate import build_reports
 from .plan import Plan
 from .preflight import close_adapters, run_preflight
-from .runner import AdapterFactory, RunSettings, execute
+from .runner import AdapterFactory, RunOutcome, RunSettings, execute
 
 __all__ = ["EvaluationOutcome", "RunFailed", "evaluate", "timestamp_now"]
 
@@ -67,10 +67,12 @@ async def evaluate(plan: Plan, settings: RunSettings, *, store_path: Path | None
                    factory: AdapterFactory = create_adapter, run_info: dict[str, Any] | None = None,
                    busy_timeout_ms: int | None = None,
                    keep: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None,
+                   scheduler: Callable[..., Awaitable[RunOutcome]] = execute,
                    ) -> EvaluationOutcome:
     """Run the plan. Each result is stored as it finishes; reports are written at the end, also when the
     run was interrupted or the harness failed (they then hold what finished): all of them, or those ``keep``
-    returns.
+    returns. ``scheduler`` runs the items (default :func:`~eval_skills.runner.execute`, here; or
+    :class:`~eval_skills.tool_skills.ray_shards.RayShards`, on a Ray cluster).
 
     Before anything is written: every adapter's ``preflight``, the store and the report folder are checked.
     A harness failure during the run (the store failing or locked by another process for too long; running
@@ -142,8 +144,8 @@ async def evaluate(plan: Plan, settings: RunSettings, *, store_path: Path | None
 
         forwarding = asyncio.ensure_future(forward_stop())
         try:
-            outcome = await execute(plan, settings, lambda skill: adapters[skill.id], on_result=finished,
-                                    stop=halt)
+            outcome = await scheduler(plan, settings, lambda skill: adapters[skill.id], on_result=finished,
+                                      stop=halt)
         except BaseException as exc:
             if store is not None and writer is not None:
                 with contextlib.suppress(HarnessError):
