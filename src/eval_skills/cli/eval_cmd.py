@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import sys
@@ -157,12 +158,17 @@ def print_summary(console: Any, reports: list[dict[str, Any]]) -> Any:
 @click.pass_context
 def eval_command(ctx: click.Context, **params: Any) -> None:
     """Evaluate tool skills on a benchmark: skills x tasks x runs, scored, stored and reported."""
-    from ..config import load_config
-    from ..formats.skill import load_skills
+    gc.disable()  # loading (the imports, the models, the files) makes what lives until the end: nothing to collect
+    try:
+        from ..config import load_config
+        from ..formats.skill import load_skills
 
-    config = load_config(params["config_path"])
-    opts = resolve_settings(ctx, params, config)
-    plan, settings = prepare_evaluation(load_skills(list(params["skills"])), opts, params)
+        config = load_config(params["config_path"])
+        opts = resolve_settings(ctx, params, config)
+        plan, settings = prepare_evaluation(load_skills(list(params["skills"])), opts, params)
+    finally:
+        gc.freeze()  # left out of the collector's passes from now on (a pass would walk it all, in vain)
+        gc.enable()
     with plan:
         if params["dry_run"]:
             dry_run(plan, settings, opts, params)
