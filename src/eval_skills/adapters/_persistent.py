@@ -1,7 +1,8 @@
 """A long-lived JSON-RPC program with requests pipelined on its stdin.
 
 Requests are written as soon as they are made (up to the runner's concurrency), so the program never waits
-for the harness between two requests. A program reading stdin line by line answers in order, so each
+for the harness between two requests: those made in one turn of the event loop go out together in one write, at
+the end of that turn. A program reading stdin line by line answers in order, so each
 request's clock starts when the program can start on it: when it was sent or when the reply before it came,
 whichever is later. Latency and timeouts are measured from there, so time spent queued behind other
 requests is never charged to a task.
