@@ -125,15 +125,18 @@ def make_benchmark(n: int, scorer: str = "contains") -> Benchmark:
 
 
 def run_harness(skill_dir: Path, n: int, work: Path, concurrency: int = 4, tag: str = "", scorer: str = "contains",
-                formats: tuple[str, ...] = ALL_FORMATS) -> float:
+                formats: tuple[str, ...] = ALL_FORMATS, cpu: list[float] | None = None) -> float:
     """Seconds for an n-task evaluation, store and the report formats on (by default all four; each run a new
-    store)."""
+    store). ``cpu``, when given, gets the CPU seconds this process spent on the evaluation (all its threads; not
+    the skill's)."""
     plan = build_plan([load_skill(skill_dir)], make_benchmark(n, scorer), runs=1, default_evaluator=scorer)
     out = Path(tempfile.mkdtemp(dir=work, prefix=f"run-{skill_dir.name}-{n}-{concurrency}{tag}-"))
-    started = time.perf_counter()
+    cpu_started, started = time.process_time(), time.perf_counter()
     outcome = asyncio.run(evaluate(plan, RunSettings(concurrency=concurrency), store_path=out / "store.db",
                                    output_dir=out, formats=formats))
     elapsed = time.perf_counter() - started
+    if cpu is not None:
+        cpu.append(time.process_time() - cpu_started)
     passed = sum(r.status == "pass" for r in outcome.results)
     if passed != n:
         raise SystemExit(f"harness run failed: {passed}/{n} passed")

@@ -1,7 +1,8 @@
 """A long-lived JSON-RPC program with requests pipelined on its stdin.
 
 Requests are written as soon as they are made (up to the runner's concurrency), so the program never waits
-for the harness between two requests. A program reading stdin line by line answers in order, so each
+for the harness between two requests: those made in one turn of the event loop go out together in one write, at
+the end of that turn. A program reading stdin line by line answers in order, so each
 request's clock starts when the program can start on it: when it was sent or when the reply before it came,
 whichever is later. Latency and timeouts are measured from there, so time spent queued behind other
 requests is never charged to a task.
@@ -67,6 +68,7 @@ class PersistentChannel:
         self._watcher: asyncio.Task[None] | None = None
         self._unmatched = b""  # the last reply that matched no waiting request
         self._queue: collections.deque[_Pending] = collections.deque()
+        self._outbox: list[bytes] | None = None  # requests made in this turn of the loop, written at its end
         self._lock = asyncio.Lock()  # held while a process is started or replaced
         self._next_id = 0
 
@@ -84,9 +86,13 @@ class PersistentChannel:
         request = make_request(self._next_id)
         loop = asyncio.get_running_loop()
         pending = _Pending(self._next_id, request, timeout, loop.create_future())
-        async with self._lock:
-            child = await self._ensure_child()
+        child = self._child
+        if child is not None and not self._lock.locked():  # what taking the free lock would do, without its cost
             self._send(child, pending)
+        else:
+            async with self._lock:
+                child = await self._ensure_child()
+                self._send(child, pending)
         return await pending.future
 
     async def close(self) -> Child | None:
@@ -108,15 +114,29 @@ class PersistentChannel:
         return self._child
 
     def _send(self, child: Child, pending: _Pending) -> None:
-        stdin = child.proc.stdin
-        assert stdin is not None
-        pending.sent = asyncio.get_running_loop().time()
+        loop = asyncio.get_running_loop()
+        pending.sent = loop.time()
         self._queue.append(pending)
         if self._queue[0] is pending:
             self._start_clock(pending)
-        # if the program is gone, the reader sees its stdout end and fails or resends this request
+        # Requests made in one turn of the loop (the replies of one read each letting a task make its next call)
+        # go out in one write: one system call, one wake-up of the program.
+        outbox = self._outbox
+        if outbox is None:
+            outbox = self._outbox = []
+            loop.call_soon(self._flush, child, outbox)
+        outbox.append(pending.request)
+
+    def _flush(self, child: Child, outbox: list[bytes]) -> None:
+        if self._outbox is outbox:
+            self._outbox = None
+        if child is not self._child:
+            return  # replaced or closed since: its requests were sent again to the new program, or failed
+        stdin = child.proc.stdin
+        assert stdin is not None
+        # if the program is gone, the reader sees its stdout end and fails or resends these requests
         with contextlib.suppress(ConnectionError, RuntimeError):
-            stdin.write(pending.request)
+            stdin.write(outbox[0] if len(outbox) == 1 else b"".join(outbox))
 
     def _start_clock(self, pending: _Pending) -> None:
         loop = asyncio.get_running_loop()
@@ -219,6 +239,7 @@ class PersistentChannel:
         reader, self._reader = self._reader, None
         watcher, self._watcher = self._watcher, None
         self._unmatched = b""
+        self._outbox = None  # not written: those requests are in the queue, to be sent again or failed
         for task in (reader, watcher):
             if task is not None and task is not asyncio.current_task():
                 task.cancel()

@@ -66,6 +66,9 @@ class CommandAgent(ProcessAgent):
             raise InputError(str(exc), field="agent command") from None
         self.check_sandbox(argv[0])
 
+    def uses_prompt_file(self) -> bool:
+        return any("{prompt_file}" in word for word in self.words)
+
     def launch(self, request: AgentRequest, workspace: Path, prompt_file: Path) -> Launch:
         values = {"prompt": request.prompt, "prompt_file": str(prompt_file), "workdir": str(workspace),
                   "model": request.model or "",

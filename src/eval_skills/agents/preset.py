@@ -101,6 +101,9 @@ class CliAgent(ProcessAgent):
     def arguments(self, model: str | None, max_turns: int | None, workspace: Path) -> list[str]:
         """The arguments after the program, before the extra ones."""
 
+    def uses_prompt_file(self) -> bool:
+        return False  # the prompt goes on stdin
+
     def launch(self, request: AgentRequest, workspace: Path, prompt_file: Path) -> Launch:
         max_turns = request.max_turns if request.max_turns is not None else self.max_turns
         argv = [self.bin, *self.arguments(request.model or self.model, max_turns, workspace), *self.extra_args,

@@ -5,7 +5,8 @@ environment; or, under a sandbox (:mod:`eval_skills.sandbox`), confined by it: w
 holding only the agent's
 :meth:`~eval_skills.agents.base.Agent.home_files`, a private ``/tmp``, its installed skills and its prompt file
 read-only, and an allow-listed environment. The prompt file and the private home live in a folder private to the
-run (``0700``, a random name), removed when the run ends. Its stdout is kept byte for byte
+run (``0700``, a random name), removed when the run ends; it is made only for a run that needs it (under a sandbox,
+or for a command line that names the prompt file). Its stdout is kept byte for byte
 (:class:`~eval_skills.agents.output.RawOutput`) and fed line by line to the backend's parser; the last 16 KiB of
 stderr are kept. At the timeout the whole group gets SIGTERM, then SIGKILL a second later, and so do the program's
 descendants that left the group (``setsid cmd &``: found by parent links while the program still runs); when the
@@ -124,7 +125,13 @@ class ProcessAgent(Agent):
 
     @abstractmethod
     def launch(self, request: AgentRequest, workspace: Path, prompt_file: Path) -> Launch:
-        """The command line for this run. ``prompt_file`` holds the prompt (outside the workspace)."""
+        """The command line for this run. ``prompt_file`` holds the prompt (outside the workspace), when
+        :meth:`uses_prompt_file` says the launch needs one."""
+
+    def uses_prompt_file(self) -> bool:
+        """Whether :meth:`launch` hands the program the prompt file. A backend that never does (it writes the
+        prompt on stdin) says so, and its runs outside a sandbox make no private folder at all."""
+        return True
 
     @abstractmethod
     def output_parser(self, context: ParseContext) -> OutputParser:
@@ -149,10 +156,13 @@ class ProcessAgent(Agent):
         parser = self.output_parser(ParseContext(tuple(installed), self.skills_subdir, workspace))
         raw = RawOutput()
         sandbox = self.sandbox
-        with tempfile.TemporaryDirectory(prefix="eval-skills-agent-", ignore_cleanup_errors=True) as tmp:
+        needs_folder = sandbox.kind != "none" or self.uses_prompt_file()
+        with (tempfile.TemporaryDirectory(prefix="eval-skills-agent-", ignore_cleanup_errors=True) if needs_folder
+              else contextlib.nullcontext(os.devnull)) as tmp:
             private = Path(tmp)
-            prompt_file = private / "prompt.md"
-            prompt_file.write_text(request.prompt, encoding="utf-8")
+            prompt_file = private / "prompt.md" if needs_folder else Path(os.devnull)
+            if needs_folder:
+                prompt_file.write_text(request.prompt, encoding="utf-8")
             launch = self.launch(request, workspace, prompt_file)
             # PWD names the workspace too: programs that take their folder from it (OpenCode does, not from the
             # folder it is started in) would otherwise read and write the caller's folder

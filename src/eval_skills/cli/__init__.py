@@ -27,9 +27,18 @@ def main(argv: list[str] | None = None) -> Any:
         sys.stdout.write(f"eval-skills, version {__version__}\n")
         sys.stdout.flush()
         sys.exit(EXIT_OK)
+    import gc
+
+    # Start-up makes what lives until the end (modules, classes, models): the collector's passes over it would find
+    # nothing. It is off until the command is loaded; then what exists is frozen (left out of later passes) and the
+    # collector turned back on (``LazyGroup.get_command``).
+    gc.disable()
     from ._group import cli
 
-    return cli.main(args=argv, prog_name="eval-skills")
+    try:
+        return cli.main(args=argv, prog_name="eval-skills")
+    finally:
+        gc.enable()
 
 
 def __getattr__(name: str) -> Any:

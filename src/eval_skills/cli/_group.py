@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import sys
@@ -53,6 +54,8 @@ class LazyGroup(GlobalsGroup):
         module_name, attr = target.split(":")
         module = importlib.import_module(f"{__package__}.{module_name}")
         command: click.Command = getattr(module, attr)
+        gc.freeze()  # what loading made stays: left out of the collector's passes from now on
+        gc.enable()  # off while the command group and the command were loaded (see ``main``)
         return add_global_options(command)
 
     def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,

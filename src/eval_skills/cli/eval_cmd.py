@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import sys
@@ -73,29 +74,19 @@ def summary_table(reports: list[dict[str, Any]], width: int = 80) -> Any:
     from rich.table import Table
     from rich.text import Text
 
-    def fmt(value: float | None, spec: str) -> str:
-        return "n/a" if value is None else format(value, spec)
+    from ._plain_summary import SUMMARY_NAMES, summary_cells, summary_widths
 
-    rows = [[r["skillId"], r["skillVersion"], fmt(r["summary"]["completionRate"], ".2%"),
-             fmt(r["summary"]["partialScore"], ".4f"), fmt(r["summary"]["errorRate"], ".2%"),
-             fmt(r["summary"]["consistencyScore"], ".4f"), fmt(r["latency"]["p50Ms"], ".1f"),
-             fmt(r["latency"]["p95Ms"], ".1f"), fmt(r["summary"]["compositeScore"], ".4f")] for r in reports]
-    names = ("skill", "version", "pass", "partial", "errors", "consist", "p50 ms", "p95 ms", "composite")
-    natural = [max([len(name), *(len(str(row[index])) for row in rows)]) for index, name in enumerate(names)]
-    room = width - sum(natural[2:]) - 2 * (len(names) - 1)  # two spaces between columns
-    skill, version = natural[:2]
-    if skill + version > room:
-        version = min(version, max(7, room // 4))
-        skill = min(skill, max(5, room - version))
+    rows = summary_cells(reports)
+    widths = summary_widths(rows, width)
     table = Table(title="eval-skills results", title_justify="left", box=None, padding=(0, 1), pad_edge=False,
                   header_style="bold underline")
-    table.add_column("skill", overflow="fold", width=skill)
-    table.add_column("version", overflow="fold", width=version)
-    for name, size in zip(names[2:], natural[2:], strict=True):
+    table.add_column("skill", overflow="fold", width=widths[0])
+    table.add_column("version", overflow="fold", width=widths[1])
+    for name, size in zip(SUMMARY_NAMES[2:], widths[2:], strict=True):
         table.add_column(name, justify="right", no_wrap=True, width=size)
     for row in rows:  # a version such as "1.0[/]" is text, not rich markup
-        table.add_row(Text(str(row[0])), Text(str(row[1])), *row[2:])
-    table.width = skill + version + sum(natural[2:]) + 2 * (len(names) - 1)
+        table.add_row(Text(row[0]), Text(row[1]), *row[2:])
+    table.width = sum(widths) + 2 * (len(SUMMARY_NAMES) - 1)
     return table
 
 
@@ -161,12 +152,17 @@ def print_summary(console: Any, reports: list[dict[str, Any]]) -> Any:
 @click.pass_context
 def eval_command(ctx: click.Context, **params: Any) -> None:
     """Evaluate tool skills on a benchmark: skills x tasks x runs, scored, stored and reported."""
-    from ..config import load_config
-    from ..formats.skill import load_skills
+    gc.disable()  # loading (the imports, the models, the files) makes what lives until the end: nothing to collect
+    try:
+        from ..config import load_config
+        from ..formats.skill import load_skills
 
-    config = load_config(params["config_path"])
-    opts = resolve_settings(ctx, params, config)
-    plan, settings = prepare_evaluation(load_skills(list(params["skills"])), opts, params)
+        config = load_config(params["config_path"])
+        opts = resolve_settings(ctx, params, config)
+        plan, settings = prepare_evaluation(load_skills(list(params["skills"])), opts, params)
+    finally:
+        gc.freeze()  # left out of the collector's passes from now on (a pass would walk it all, in vain)
+        gc.enable()
     with plan:
         if params["dry_run"]:
             dry_run(plan, settings, opts, params)
@@ -264,15 +260,23 @@ def _show(outcome: Any, opts: dict[str, Any], as_json: bool) -> None:
 
         click.echo(dumps_indented(outcome.reports, ensure_ascii=False, default=str))
         return
-    from rich.console import Console
+    from ._eval_notes import failure_lines
+    from ._plain_summary import plain_output
 
-    console = print_summary(Console(), outcome.reports)  # a terminal's width; piped: COLUMNS, else 80
-    for path in outcome.report_files:
-        console.print(f"report: {path}", highlight=False, soft_wrap=True, markup=False)
+    lines = [f"report: {path}" for path in outcome.report_files]
     if outcome.evaluation_id:
-        console.print(f"stored as evaluation {outcome.evaluation_id} in {opts['store']}", highlight=False,
-                      soft_wrap=True, markup=False)
-    print_failures(console, outcome)
+        lines.append(f"stored as evaluation {outcome.evaluation_id} in {opts['store']}")
+    lines += failure_lines(outcome.results, outcome.report_files)
+    plain = plain_output(outcome.reports, lines)  # not a terminal, nothing but plain text: rich is not needed
+    if plain is not None:
+        sys.stdout.write(plain)
+        sys.stdout.flush()
+    else:
+        from rich.console import Console
+
+        console = print_summary(Console(), outcome.reports)  # a terminal's width; piped: COLUMNS, else 80
+        for line in lines:
+            console.print(line, highlight=False, soft_wrap=True, markup=False)
     warn_inputs(outcome.reports)
 
 

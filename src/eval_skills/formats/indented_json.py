@@ -16,11 +16,21 @@ __all__ = ["dumps_indented"]
 
 _CONTAINERS = (dict, list, tuple)
 _SCALARS = (str, int, float)
+_PLAIN_TYPES = frozenset((str, int, float, bool, type(None)))  # the common case of _plain, by a set lookup
+
+
+def _plain(member: Any) -> bool:
+    """Neither a non-empty container nor anything ``default`` would have to turn into JSON."""
+    return type(member) in _PLAIN_TYPES or isinstance(member, _SCALARS) or member is None or (
+        isinstance(member, _CONTAINERS) and not member)
 
 
 def _flat(members: Any) -> bool:
     """No member is a non-empty container, nor anything ``default`` would have to turn into JSON."""
-    return all(isinstance(m, _SCALARS) or m is None or (isinstance(m, _CONTAINERS) and not m) for m in members)
+    for member in members:  # noqa: SIM110 - a plain loop: all() of a generator costs a frame per member
+        if type(member) not in _PLAIN_TYPES and not _plain(member):
+            return False
+    return True
 
 
 def _c_encoder(ensure_ascii: bool, default: Callable[[Any], Any] | None,
@@ -42,12 +52,22 @@ def _refuse(value: Any) -> Any:
 def dumps_indented(value: Any, *, ensure_ascii: bool = True, default: Callable[[Any], Any] | None = None) -> str:
     """What ``json.dumps(value, indent=2, ensure_ascii=ensure_ascii, default=default)`` returns."""
     encoders: dict[int, Callable[[Any], str]] = {}
+    keys: dict[tuple[int, str], str] = {}  # '"name": ' at a depth, for string keys (others are converted)
     out: list[str] = []
+    plain_types = _PLAIN_TYPES
 
     def encoder(depth: int) -> Callable[[Any], str]:
         found = encoders.get(depth)
         if found is None:
             found = encoders[depth] = _c_encoder(ensure_ascii, default, ",\n" + "  " * depth)
+        return found
+
+    def key_text(key: Any, depth: int) -> str:
+        if type(key) is not str:
+            return encoder(depth)({key: None})[1:-5]
+        found = keys.get((depth, key))
+        if found is None:
+            found = keys[depth, key] = encoder(depth)({key: None})[1:-5]
         return found
 
     def emit(item: Any, depth: int) -> None:
@@ -64,14 +84,13 @@ def dumps_indented(value: Any, *, ensure_ascii: bool = True, default: Callable[[
                 run: dict[Any, Any] = {}
                 first = True
                 for key, member in item.items():
-                    if isinstance(member, _SCALARS) or member is None or (isinstance(member, _CONTAINERS)
-                                                                           and not member):
+                    if type(member) in plain_types or _plain(member):
                         run[key] = member
                         continue
                     if run:
                         out.append(("" if first else ",\n" + inner) + encoder(depth + 1)(run)[1:-1])
                         run, first = {}, False
-                    out.append(("" if first else ",\n" + inner) + encoder(depth + 1)({key: None})[1:-5])
+                    out.append(("" if first else ",\n" + inner) + key_text(key, depth + 1))
                     first = False
                     emit(member, depth + 1)
                 if run:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,6 +129,19 @@ async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Ex
                      store_path: Path | None = None, on_progress: Callable[[Progress], None] | None = None,
                      stop: asyncio.Event | None = None) -> PairedOutcome:
     """Run (or, with ``settings.resume``, finish) one iteration; see the module doc."""
+    # What exists before the runs (modules, models, the plan) is left out of the collector's full passes while
+    # they go: each pass would otherwise walk all of it again.
+    gc.freeze()
+    try:
+        return await _run_paired(plan, settings, executor=executor, judge=judge, store_path=store_path,
+                                 on_progress=on_progress, stop=stop)
+    finally:
+        gc.unfreeze()
+
+
+async def _run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Executor, judge: Judge | None,
+                      store_path: Path | None = None, on_progress: Callable[[Progress], None] | None = None,
+                      stop: asyncio.Event | None = None) -> PairedOutcome:
     from ..store import Store
     from ..store.paired import PairedStore
 

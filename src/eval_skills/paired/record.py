@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from .._atomic import write_atomic
+from ..formats.indented_json import dumps_indented
 from ..formats.workspace import (
     EVAL_METADATA_FILE,
     INPUTS_DIR,
@@ -80,7 +81,7 @@ def write_json(path: Path, data: Any) -> None:
     if isinstance(data, BaseModel):
         data = data.model_dump(mode="json")
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    write_atomic(path, dumps_indented(data, ensure_ascii=False) + "\n")  # json.dumps(indent=2)'s text, faster
 
 
 def _read_model(path: Path, model: type[BaseModel]) -> Any:

@@ -37,6 +37,13 @@ __all__ = ["filter_script", "render_html"]
 
 TEMPLATES = Path(__file__).with_name("templates")
 _STATUS_CLASSES = ("pass", "fail", "error", "timeout")
+# one row of the per-task table, written here rather than by a template loop (thousands of rows); every value is
+# escaped by markupsafe, as the template's autoescaping would
+_TASK_ROW = ('      <tr class="{css}" data-status="{status}" data-skill="{skill}"><td>{skill}</td>'
+             '<td>{task}</td><td class="num">{run}</td><td>{tags}</td><td class="status">{status}</td>'
+             '<td class="num">{score}</td><td class="num">{latency}</td>'
+             '<td class="text"><code>{output}</code></td><td class="text">{reason}</td>'
+             '<td class="text">{error}</td></tr>\n')
 
 
 @lru_cache(maxsize=1)
@@ -100,7 +107,7 @@ def _charts(reports: Sequence[dict[str, Any]]) -> list[dict[str, str]]:
 
 def render_html(reports: Sequence[dict[str, Any]]) -> str:
     """One self-contained page (inline CSS and SVG, one hashed script, no external assets); all text escaped."""
-    from markupsafe import Markup
+    from markupsafe import Markup, escape
 
     from ._format import header
 
@@ -115,6 +122,9 @@ def render_html(reports: Sequence[dict[str, Any]]) -> str:
         rows += [_task_row(t, row["skill"]) for t in tasks(report)]
     script, script_hash = filter_script()
     statuses = sorted({r["status"] for r in rows}, key=lambda s: (s not in _STATUS_CLASSES, s))
-    return str(_template().render(head=header(reports), skills=skills, rows=rows, charts=_charts(reports),
+    task_rows = Markup("".join(_TASK_ROW.format_map({key: escape(value) for key, value in row.items()})
+                               for row in rows))
+    return str(_template().render(head=header(reports), skills=skills, rows=rows, task_rows=task_rows,
+                                  charts=_charts(reports),
                                   statuses=statuses, skill_ids=list(dict.fromkeys(r["skill"] for r in rows)),
                                   script=script, script_hash=Markup(script_hash)))

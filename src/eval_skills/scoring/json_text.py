@@ -19,6 +19,7 @@ __all__ = ["as_text", "js_number"]
 # a number in JSON text that Python writes unlike JavaScript (``25.0``, ``1e-05``): may also match inside a
 # string, which costs only the slower, exact path
 _FLOAT_LIKE = re.compile(r"[0-9](?:\.[0-9]|[eE][-+]?[0-9])")
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # json.dumps with these, built once
 
 
 def js_number(value: float) -> str:
@@ -83,10 +84,10 @@ def as_text(value: Any) -> str:
         return value
     if isinstance(value, float):
         return js_number(value)
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    text = _COMPACT(value)
     if isinstance(value, dict | list | tuple) and _FLOAT_LIKE.search(text):
         try:
-            return json.dumps(_integral_floats(value), ensure_ascii=False, separators=(",", ":"))
+            return _COMPACT(_integral_floats(value))
         except _Tiny:
             return _js_json(value)
     return text

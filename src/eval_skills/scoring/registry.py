@@ -43,6 +43,7 @@ knows both sides (the command line, or a module ranked above ``scoring`` and ``j
 
 from __future__ import annotations
 
+import functools
 import inspect
 import threading
 from collections.abc import Awaitable, Callable, Mapping
@@ -133,7 +134,7 @@ class Scorer:
         """This scorer's deadline: its own ``deadline(ctx)`` when it declares one, else ``ctx.timeout_s``."""
         return self.deadline(ctx) if self.deadline is not None else ctx.timeout_s
 
-    @property
+    @functools.cached_property
     def is_async(self) -> bool:
         """True for an ``async def`` scorer (run on the event loop; see the module doc)."""
         return inspect.iscoroutinefunction(self.fn)

@@ -53,8 +53,7 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
+_dumps = json.JSONEncoder(ensure_ascii=False, default=str).encode  # json.dumps with these, built once
 
 
 def encode_output(output: Any) -> str:
@@ -269,16 +268,16 @@ class Store:
         return evaluation_id
 
     @staticmethod
-    def _row(evaluation_id: str, result: TaskResult) -> tuple[Any, ...]:
+    def _row(evaluation_id: str, result: TaskResult, now: str) -> tuple[Any, ...]:
         usage = result.usage
         return (evaluation_id, result.skill_id, result.task_id, result.run_id, result.status, result.score,
                 result.latency_ms, _clip(result.error), result.scorer_type, _clip(result.reason),
                 encode_output(result.output), None if usage is None else _dumps(usage.to_json()),
-                result.attempts, _dumps(result.extra) if result.extra else None, _now())
+                result.attempts, _dumps(result.extra) if result.extra else None, now)
 
     def add_result(self, evaluation_id: str, result: TaskResult) -> None:
         """Write and commit one finished task result: it is in the file when this returns."""
-        row = self._row(evaluation_id, result)
+        row = self._row(evaluation_id, result, _now())
         try:
             with self._lock:
                 self._db.execute(_INSERT_RESULT, row)  # autocommit: one statement, one transaction
@@ -289,8 +288,10 @@ class Store:
             raise self._error(exc, "saving a task result") from exc
 
     def add_results(self, evaluation_id: str, results: Iterable[TaskResult]) -> None:
-        """Write and commit several results in one transaction (all or none): for callers that batch."""
-        rows = [self._row(evaluation_id, result) for result in results]
+        """Write and commit several results in one transaction (all or none): for callers that batch. They share
+        one ``finished_at``: the time they were written."""
+        now = _now()
+        rows = [self._row(evaluation_id, result, now) for result in results]
         try:
             with self._write("saving task results") as db:
                 db.executemany(_INSERT_RESULT, rows)

@@ -1,16 +1,18 @@
 """Writing results from a thread of their own, so the event loop never waits on SQLite.
 
-Each result is handed over as it finishes; the writer thread commits whatever is waiting as soon as it can
-(group commit). After the first result of a batch it lingers at most ``LINGER_S`` for more, so a fast run
-commits in batches instead of paying a commit per result; a result is on disk within a few milliseconds
-of finishing, and ``close`` (also on Ctrl-C) commits everything that finished.
+Each result is handed over as it finishes; the writer thread commits whatever is waiting (group commit).
+Handing over is a list append: the thread is woken once per batch, not once per result, and after waking it
+lingers ``LINGER_S`` for the rest of the batch, so a fast run neither pays a commit per result nor makes the
+event loop's thread give up the interpreter to the writer after every task. A result is on disk within a
+few milliseconds of finishing, and ``close`` (also on Ctrl-C) commits everything that finished.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
-import queue
 import threading
+import time
 from collections.abc import Callable
 
 from ..errors import HarnessError
@@ -19,7 +21,6 @@ from .sqlite import Store
 
 __all__ = ["ResultWriter"]
 
-_STOP = object()
 _MAX_BATCH = 500
 LINGER_S = 0.002
 
@@ -37,7 +38,9 @@ class ResultWriter:
         self._store = store
         self._evaluation_id = evaluation_id
         self._on_error = on_error
-        self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._pending: collections.deque[TaskResult] = collections.deque()
+        self._wake = threading.Event()  # set when results wait and the thread may be asleep
+        self._stopping = False
         self._error: HarnessError | None = None
         self.written = 0
         self._thread = threading.Thread(target=self._run, name="eval-skills-store", daemon=True)
@@ -46,12 +49,15 @@ class ResultWriter:
     def put(self, result: TaskResult) -> None:
         if self._error is not None:
             raise self._error
-        self._queue.put(result)
+        self._pending.append(result)
+        if not self._wake.is_set():
+            self._wake.set()
 
     def close(self) -> None:
         """Flush and stop. Safe to call twice."""
         if self._thread.is_alive():
-            self._queue.put(_STOP)
+            self._stopping = True
+            self._wake.set()
             self._thread.join()
         if self._error is not None:
             raise self._error
@@ -76,24 +82,20 @@ class ResultWriter:
             self._fail(exc)
 
     def _loop(self) -> None:
-        stopping = False
-        while not stopping:
-            batch: list[TaskResult] = []
-            item = self._queue.get()
-            while True:
-                if item is _STOP:
-                    stopping = True
-                    break
-                batch.append(item)  # type: ignore[arg-type]
-                if len(batch) >= _MAX_BATCH:
-                    break
-                try:
-                    item = self._queue.get(timeout=LINGER_S)
-                except queue.Empty:
-                    break
-            if batch and self._error is None:
-                try:
-                    self._store.add_results(self._evaluation_id, batch)
-                    self.written += len(batch)
-                except Exception as exc:  # noqa: BLE001 - any failure stops the run with its reason
-                    self._fail(exc)
+        pending = self._pending
+        while True:
+            self._wake.wait()
+            if not self._stopping:
+                time.sleep(LINGER_S)  # the rest of the batch
+            self._wake.clear()  # before taking the batch: a result put after this wakes the thread again
+            stopping = self._stopping
+            while pending:
+                batch = [pending.popleft() for _ in range(min(len(pending), _MAX_BATCH))]
+                if self._error is None:
+                    try:
+                        self._store.add_results(self._evaluation_id, batch)
+                        self.written += len(batch)
+                    except Exception as exc:  # noqa: BLE001 - any failure stops the run with its reason
+                        self._fail(exc)
+            if stopping:
+                return

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -79,6 +80,25 @@ async def evaluate(plan: Plan, settings: RunSettings, *, store_path: Path | None
     out of descriptors) stops it cleanly: reports are written, the evaluation is marked failed with the
     reason, and :class:`RunFailed` is raised.
     """
+    # What exists before the run (modules, models, the plan) is left out of the collector's full passes while
+    # it runs: with thousands of results alive, each full pass would otherwise walk every object again.
+    gc.freeze()
+    try:
+        return await _evaluate(plan, settings, store_path=store_path, output_dir=output_dir, formats=formats,
+                               on_result=on_result, stop=stop, factory=factory, run_info=run_info,
+                               busy_timeout_ms=busy_timeout_ms, keep=keep, scheduler=scheduler)
+    finally:
+        gc.unfreeze()
+
+
+async def _evaluate(plan: Plan, settings: RunSettings, *, store_path: Path | None = None,
+                    output_dir: Path | None = None, formats: Sequence[str] = (),
+                    on_result: Callable[[TaskResult], None] | None = None, stop: asyncio.Event | None = None,
+                    factory: AdapterFactory = create_adapter, run_info: dict[str, Any] | None = None,
+                    busy_timeout_ms: int | None = None,
+                    keep: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None,
+                    scheduler: Callable[..., Awaitable[RunOutcome]] = execute,
+                    ) -> EvaluationOutcome:
     from ..reports import prepare_output_dir
     from ..store import Store
     from ..store.writer import ResultWriter
