@@ -72,7 +72,7 @@ async def evaluate(plan: Plan, settings: RunSettings, *, store_path: Path | None
                    ) -> EvaluationOutcome:
     """Run the plan. Each result is stored as it finishes; reports are written at the end, also when the
     run was interrupted or the harness failed (they then hold what finished): all of them, or those ``keep``
-    returns. ``scheduler`` runs the items (default :func:`~eval_skills.runner.execute`, here; or
+    returns. ``scheduler`` runs the items (default :func:`~eval_skills.tool_skills.runner.execute`, here; or
     :class:`~eval_skills.tool_skills.ray_shards.RayShards`, on a Ray cluster).
 
     Before anything is written: every adapter's ``preflight``, the store and the report folder are checked.
