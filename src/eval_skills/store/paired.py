@@ -14,7 +14,12 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .sqlite import Store, _clip, _dumps, _now, _redact, encode_output
+from .encoding import clip as _clip
+from .encoding import dumps as _dumps
+from .encoding import encode_output
+from .encoding import now as _now
+from .encoding import redact as _redact
+from .sqlite import Store
 
 __all__ = ["PairedStore"]
 

@@ -13,7 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import HarnessError
-from .sqlite import EVALUATION_STATUSES, Store, _clip, _dumps, _now, _redact
+from .encoding import clip as _clip
+from .encoding import dumps as _dumps
+from .encoding import now as _now
+from .encoding import redact as _redact
+from .sqlite import EVALUATION_STATUSES, Store
 
 __all__ = ["RoutingRunRow", "add_routing_run", "begin_routing", "finish_routing", "get_routing_runs",
            "list_routing_tests"]

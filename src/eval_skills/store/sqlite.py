@@ -19,7 +19,6 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -27,13 +26,22 @@ from typing import Any
 from ..errors import HarnessError, InputError
 from ..results import TaskResult
 from .checks import abandoned, check_store, one_line, refuse_foreign
+from .encoding import (
+    OUTPUT_LIMIT,
+    TEXT_LIMIT,
+    TRUNCATED_KEY,
+    as_float,
+    clip,
+    dumps,
+    encode_output,
+    loads,
+    now,
+    redact,
+)
 from .migrations import applied_migrations, migrate
 
 __all__ = ["EVALUATION_STATUSES", "OUTPUT_LIMIT", "TEXT_LIMIT", "TRUNCATED_KEY", "Store", "encode_output"]
 
-OUTPUT_LIMIT = 1_000_000  # characters of output JSON kept per result; longer ones keep a head and a marker
-TEXT_LIMIT = 100_000  # characters kept of one error or reason
-TRUNCATED_KEY = "$truncated"
 BUSY_TIMEOUT_MS = 10_000
 LOCK_POLL_MS = 200  # one SQLite-level wait for a lock; longer waits are a loop of these
 EVALUATION_STATUSES = ("running", "finished", "interrupted", "failed")
@@ -45,61 +53,6 @@ _INSERT_RESULT = (
 _SELECT_RESULTS = (
     "SELECT skill_id, task_id, run_id, status, score, latency_ms, error, scorer_type, reason, output_json,"
     " usage_json, attempts, finished_at FROM task_results WHERE evaluation_id = ?")
-# config keys whose values are never stored (keys naming an environment variable, like apiKeyEnv, are kept)
-_SECRET_KEY = re.compile(r"(apikey|secret|passw|authorization|bearer|credential|privatekey|token$|cookie)")
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-_dumps = json.JSONEncoder(ensure_ascii=False, default=str).encode  # json.dumps with these, built once
-
-
-def encode_output(output: Any) -> str:
-    """A skill's output as JSON text for the store: anything goes, and at most about OUTPUT_LIMIT chars.
-
-    Values JSON cannot encode become strings (``default=str``); an output over the limit is stored as
-    ``{"$truncated": true, "originalChars": N, "head": "<first OUTPUT_LIMIT chars of its JSON>"}``.
-    """
-    try:
-        text = _dumps(output)
-    except (TypeError, ValueError):  # circular references, keys that are not strings
-        text = _dumps(repr(output))
-    if len(text) > OUTPUT_LIMIT:
-        text = _dumps({TRUNCATED_KEY: True, "originalChars": len(text), "head": text[:OUTPUT_LIMIT]})
-    return text
-
-
-def _clip(text: str | None) -> str | None:
-    if text is None or len(text) <= TEXT_LIMIT:
-        return text
-    return f"{text[:TEXT_LIMIT]}… [{len(text) - TEXT_LIMIT} more characters not stored]"
-
-
-def _redact(value: Any) -> Any:
-    """Config with the values of secret-looking keys replaced: the store never holds a credential."""
-    if isinstance(value, Mapping):
-        out = {}
-        for key, item in value.items():
-            norm = re.sub(r"[^a-z]", "", str(key).lower())
-            secret = _SECRET_KEY.search(norm) and not norm.endswith(("env", "envvar", "variable"))
-            out[str(key)] = "[redacted]" if secret else _redact(item)
-        return out
-    if isinstance(value, list | tuple):
-        return [_redact(item) for item in value]
-    return value
-
-
-def _float(value: Any) -> float | None:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return None
-
-
-def _loads(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
 
 
 def _enable_wal(db: sqlite3.Connection) -> None:
@@ -263,21 +216,21 @@ class Store:
             db.execute(
                 "INSERT INTO evaluations (id, started_at, status, benchmark_id, benchmark_version,"
                 " config_json, tool_version, pid, host) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)",
-                (evaluation_id, _now(), benchmark_id, benchmark_version, _dumps(_redact(config)),
+                (evaluation_id, now(), benchmark_id, benchmark_version, dumps(redact(config)),
                  tool_version, os.getpid(), socket.gethostname()))
         return evaluation_id
 
     @staticmethod
-    def _row(evaluation_id: str, result: TaskResult, now: str) -> tuple[Any, ...]:
+    def _row(evaluation_id: str, result: TaskResult, finished_at: str) -> tuple[Any, ...]:
         usage = result.usage
         return (evaluation_id, result.skill_id, result.task_id, result.run_id, result.status, result.score,
-                result.latency_ms, _clip(result.error), result.scorer_type, _clip(result.reason),
-                encode_output(result.output), None if usage is None else _dumps(usage.to_json()),
-                result.attempts, _dumps(result.extra) if result.extra else None, now)
+                result.latency_ms, clip(result.error), result.scorer_type, clip(result.reason),
+                encode_output(result.output), None if usage is None else dumps(usage.to_json()),
+                result.attempts, dumps(result.extra) if result.extra else None, finished_at)
 
     def add_result(self, evaluation_id: str, result: TaskResult) -> None:
         """Write and commit one finished task result: it is in the file when this returns."""
-        row = self._row(evaluation_id, result, _now())
+        row = self._row(evaluation_id, result, now())
         try:
             with self._lock:
                 self._db.execute(_INSERT_RESULT, row)  # autocommit: one statement, one transaction
@@ -290,8 +243,8 @@ class Store:
     def add_results(self, evaluation_id: str, results: Iterable[TaskResult]) -> None:
         """Write and commit several results in one transaction (all or none): for callers that batch. They share
         one ``finished_at``: the time they were written."""
-        now = _now()
-        rows = [self._row(evaluation_id, result, now) for result in results]
+        written = now()
+        rows = [self._row(evaluation_id, result, written) for result in results]
         try:
             with self._write("saving task results") as db:
                 db.executemany(_INSERT_RESULT, rows)
@@ -313,7 +266,7 @@ class Store:
             raise ValueError(f"status must be one of {EVALUATION_STATUSES[1:]}, not {status!r}")
         with self._write("finishing an evaluation") as db:
             cur = db.execute("UPDATE evaluations SET status = ?, finished_at = ?, error = ? WHERE id = ?",
-                             (status, _now(), _clip(error), evaluation_id))
+                             (status, now(), clip(error), evaluation_id))
             if cur.rowcount == 0:
                 raise HarnessError(f"results store {self.path}: no evaluation {evaluation_id!r} to finish")
             for report in reports:
@@ -322,8 +275,8 @@ class Store:
                 db.execute(
                     "INSERT OR REPLACE INTO skill_reports (evaluation_id, skill_id, skill_version,"
                     " report_json, completion_rate, composite_score) VALUES (?, ?, ?, ?, ?, ?)",
-                    (evaluation_id, str(report.get("skillId")), report.get("skillVersion"), _dumps(stored),
-                     _float(summary.get("completionRate")), _float(summary.get("compositeScore"))))
+                    (evaluation_id, str(report.get("skillId")), report.get("skillVersion"), dumps(stored),
+                     as_float(summary.get("completionRate")), as_float(summary.get("compositeScore"))))
 
     # ---- reading --------------------------------------------------------------------------------
 
@@ -334,7 +287,7 @@ class Store:
                 f" tool_version, error, pid, host FROM evaluations {where}"
                 " ORDER BY started_at DESC, rowid DESC LIMIT ?", (*params, limit)).fetchall()
             out = [{"id": r[0], "started_at": r[1], "finished_at": r[2], "status": r[3],
-                    "benchmark_id": r[4], "benchmark_version": r[5], "config": _loads(r[6]),
+                    "benchmark_id": r[4], "benchmark_version": r[5], "config": loads(r[6]),
                     "tool_version": r[7], "error": r[8], "result_count": 0, "passed": 0, "skills": []}
                    for r in rows]
             for item, row in zip(out, rows, strict=True):
@@ -397,8 +350,8 @@ class Store:
         with self._read("reading task results") as db:
             rows = db.execute(sql + " ORDER BY id", params).fetchall()
         return [{"taskId": r[1], "skillId": r[0], "runId": r[2], "status": r[3], "score": r[4],
-                 "latencyMs": r[5], "output": _loads(r[9]), "error": r[6], "scorerType": r[7],
-                 "reason": r[8], "usage": _loads(r[10]), "attempts": r[11], "finishedAt": r[12]}
+                 "latencyMs": r[5], "output": loads(r[9]), "error": r[6], "scorerType": r[7],
+                 "reason": r[8], "usage": loads(r[10]), "attempts": r[11], "finishedAt": r[12]}
                 for r in rows]
 
     def get_reports(self, evaluation_id: str, *, with_results: bool = True) -> list[dict[str, Any]]:

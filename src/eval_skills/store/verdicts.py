@@ -14,7 +14,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .sqlite import Store, _now
+from .encoding import now as _now
+from .sqlite import Store
 
 __all__ = ["VerdictStore"]
 
