@@ -2,9 +2,10 @@
 
 One call of a tool skill takes about 0.1 ms of harness work, a Ray task about 0.5 ms: one task per call would
 cost several times the call. So a shard runs today's asynchronous runner
-(:func:`eval_skills.tool_skills.runner.execute`) on its node: the skill is written there from its bytes (read once here, its folder frozen), its adapter started
-there (a persistent skill once per shard), the shard's tasks run ``--concurrency`` at once and scored there. Its
-results stream back in batches as they finish (a Ray streaming task), and this process, the only writer,
+(:func:`eval_skills.tool_skills.runner.execute`) on its node: the skill is written there from its bytes (read
+once here, its folder frozen), its adapter started there (a persistent skill once per shard), the shard's tasks
+run ``--concurrency`` at once and scored there. Its results stream back in batches as they finish (a Ray
+streaming task), and this process, the only writer,
 stores and reports them as the local runner's are.
 
 A shard whose node is lost is sent again with the items it had not yet returned, :data:`RETRIES` times, then
