@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import shlex
 from typing import Any
 
 import click
 
+from ._github import echo_json
+
 __all__ = ["print_paired_plan", "print_routing_plan"]
 
 
 def _echo_json(plan: dict[str, Any]) -> None:
-    click.echo(json.dumps(plan, indent=2, ensure_ascii=False))
+    echo_json(True, plan)
 
 
 def _agent_lines(agent: dict[str, Any]) -> list[str]:

@@ -18,10 +18,11 @@ from typing import Any
 import click
 
 from ..masking import secret_values
-from ..reports.github import Finding, StepReport, annotation_lines, render_summary
+from ..reports.github import Finding, Level, StepReport, annotation_lines, render_summary
 
-__all__ = ["Finding", "StepReport", "echo_json", "eval_step", "fixtures_step", "in_github", "paired_step", "publish",
-           "repo_path", "routing_step", "validate_step"]
+__all__ = ["Finding", "StepReport", "echo_json", "eval_step", "fixtures_step", "in_github", "junit_option",
+           "paired_outputs", "paired_step", "publish", "publish_eval", "repo_path", "routing_outputs", "routing_step",
+           "validate_step", "write_junit"]
 
 
 def echo_json(passed: bool, body: dict[str, Any], *, indent: int | None = 2, **dumps: Any) -> None:
@@ -104,6 +105,16 @@ def eval_step(command: str, outcome: Any, plan: Any, *, passed: bool, verdict: s
                       findings, [str(f) for f in outcome.report_files])
 
 
+def publish_eval(command: str, outcome: Any, plan: Any, *, passed: bool, below: list[str], min_completion: float,
+                 gated: bool, json_mode: bool, selected: list[str] | None = None) -> None:
+    """The job summary and annotations of ``eval`` or ``run`` (``selected``: the skills ``run`` selected)."""
+    if in_github():
+        verdict = eval_verdict(outcome, below, min_completion, gated)
+        if selected is not None:
+            verdict += (f" Selected: {', '.join(selected)}." if selected else " No skill met the selection.")
+        publish(eval_step(command, outcome, plan, passed=passed, verdict=verdict), json_mode=json_mode)
+
+
 def eval_verdict(outcome: Any, below: Iterable[str], min_completion: float, gated: bool) -> str:
     total = len(outcome.results)
     passed = sum(r.status == "pass" for r in outcome.results)
@@ -132,7 +143,7 @@ def fixtures_step(report: Any, verdict: str) -> StepReport:
             findings.append(Finding(f"{f.skill} / {f.task}: {f.check.kind}", f"{value}: {f.check.evidence}", file))
     for p in report.problems:
         where = p.skill + (f" / {p.task}" if p.task else "")
-        level = "error" if report.mode == "examples" else "warning"
+        level: Level = "error" if report.mode == "examples" else "warning"
         findings.append(Finding(f"{where}: {p.kind}", p.message, repo_path(base / p.skill / "evals" / "tasks.json"),
                                 level))
     return StepReport("fixtures", report.ok, verdict, ("skill", "score", "tasks passed"), rows, findings)
@@ -206,6 +217,51 @@ def validate_step(checks: list[Any], ok: bool, verdict: str) -> StepReport:
     for c in checks:
         for p in c.problems:
             file = getattr(p, "file", None) or Path(c.folder) / "SKILL.md"
-            level = "error" if p.level == "error" else "warning"
+            level: Level = "error" if p.level == "error" else "warning"
             findings.append(Finding(f"{c.name or c.folder}: {p.level}", p.message, repo_path(file), level))
     return StepReport("validate", ok, verdict, ("skill", "verdict", "errors", "warnings"), rows, findings)
+
+
+def junit_option(what: str) -> Any:
+    """``--format junit``: also write ``junit.xml`` into the folder the command writes its results to."""
+    return click.option("--format", "formats", multiple=True, type=click.Choice(["junit"]),
+                        help=f"Also write {what}/junit.xml: JUnit XML for CI test reports.")
+
+
+def write_junit(folder: Path, xml: str) -> Path:
+    from .._atomic import write_atomic
+
+    path = folder / "junit.xml"
+    write_atomic(path, xml)
+    return path
+
+
+def paired_outputs(outcome: Any, plan: Any, params: dict[str, Any], *, passed: bool, failures: list[str],
+                   label: str = "") -> list[Path]:
+    """``paired``'s JUnit file (with ``--format junit``), job summary and annotations; the files written."""
+    files = []
+    if "junit" in (params.get("formats") or ()):
+        from ..reports.junit_kinds import paired_junit
+
+        xml = paired_junit(outcome.benchmark.model_dump(mode="json"), skill=plan.skill.name, passed=passed,
+                           failures=failures)
+        files.append(write_junit(outcome.iteration, xml))
+    if in_github():
+        publish(paired_step(outcome.benchmark, plan, passed=passed, failures=failures,
+                            files=[*outcome.files, *files], label=label), json_mode=params["as_json"])
+    return files
+
+
+def routing_outputs(outcome: Any, plan: Any, params: dict[str, Any], *, passed: bool,
+                    failures: list[str]) -> list[Path]:
+    """``routing``'s JUnit file (with ``--format junit``), job summary and annotations; the files written."""
+    files = []
+    if "junit" in (params.get("formats") or ()):
+        from ..reports.junit_kinds import routing_junit
+
+        xml = routing_junit(outcome.results.model_dump(mode="json"), passed=passed, failures=failures)
+        files.append(write_junit(outcome.folder, xml))
+    if in_github():
+        publish(routing_step(outcome.results, passed=passed, failures=failures, folder=outcome.folder,
+                             routing_file=plan.routing_file), json_mode=params["as_json"])
+    return files

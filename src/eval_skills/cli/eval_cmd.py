@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 from pathlib import Path
@@ -14,6 +13,7 @@ from ..errors import InputError
 from ..reports import FORMATS, normalize_formats
 from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_TERMINATED
 from ._agent_options import judge_options
+from ._github import echo_json, publish_eval
 from ._options import FiniteFloat, GreedyCommand, split_words
 
 if TYPE_CHECKING:  # pydantic and asyncio are imported when a command runs, not for --help
@@ -168,15 +168,17 @@ def eval_command(ctx: click.Context, **params: Any) -> None:
             dry_run(plan, settings, opts, params)
             return
         outcome, signalled = run_evaluation(plan, settings, opts, params)
-    _show(outcome, opts, params["as_json"])
+    below = [r["skillId"] for r in outcome.reports
+             if (r["summary"]["completionRate"] or 0.0) < opts["min_completion"]] if params["exit_on_fail"] else []
+    passed = not below and not outcome.interrupted and signalled is None
+    _show(outcome, opts, params["as_json"], passed)
+    publish_eval("eval", outcome, plan, passed=passed, below=below, min_completion=opts["min_completion"],
+                 gated=params["exit_on_fail"], json_mode=params["as_json"])
     exit_if_interrupted(outcome, signalled, plan.total)
-    if params["exit_on_fail"]:
-        below = [r["skillId"] for r in outcome.reports
-                 if (r["summary"]["completionRate"] or 0.0) < opts["min_completion"]]
-        if below:
-            click.echo(f"quality gate failed: completion rate below {opts['min_completion']} for "
-                       + ", ".join(below), err=True)
-            sys.exit(EXIT_GATE_FAILED)
+    if below:
+        click.echo(f"quality gate failed: completion rate below {opts['min_completion']} for "
+                   + ", ".join(below), err=True)
+        sys.exit(EXIT_GATE_FAILED)
 
 
 def prepare_evaluation(skills: list[Any], opts: dict[str, Any], params: dict[str, Any]) -> tuple[Any, Any]:
@@ -254,11 +256,10 @@ def warn_inputs(reports: list[dict[str, Any]]) -> None:
                    "see \"warnings\" in the report, or use --strict-input to make them errors", err=True)
 
 
-def _show(outcome: Any, opts: dict[str, Any], as_json: bool) -> None:
+def _show(outcome: Any, opts: dict[str, Any], as_json: bool, passed: bool) -> None:
     if as_json:
-        from ..formats.indented_json import dumps_indented
-
-        click.echo(dumps_indented(outcome.reports, ensure_ascii=False, default=str))
+        echo_json(passed, {"reports": outcome.reports, "reportFiles": [str(f) for f in outcome.report_files],
+                           "evaluationId": outcome.evaluation_id}, default=str)
         return
     from rich.console import Console
 
@@ -305,7 +306,7 @@ def dry_run(plan: Any, settings: Any, opts: dict[str, Any], params: dict[str, An
         "preflight": notes,
     }
     if params["as_json"]:
-        click.echo(json.dumps(doc, indent=2))
+        echo_json(True, doc)
         return
     click.echo(f"dry run: nothing executed, nothing written\nbenchmark {plan.benchmark.id} "
                f"{plan.benchmark.version}: {len(plan.tasks)} tasks")

@@ -21,7 +21,7 @@ from typing import Literal
 
 from ..masking import mask
 
-__all__ = ["ANNOTATION_CAP", "SUMMARY_FINDINGS", "Finding", "StepReport", "annotation", "annotation_lines",
+__all__ = ["ANNOTATION_CAP", "SUMMARY_FINDINGS", "Finding", "Level", "StepReport", "annotation", "annotation_lines",
            "escape_data", "escape_property", "md_code", "md_text", "render_summary"]
 
 ANNOTATION_CAP = 10  # GitHub shows 10 annotations of a level per step
