@@ -31,8 +31,9 @@ def test_set_get_list_with_dot_notation(home: Path, tmp_path: Path) -> None:
     assert run("config", "get", "timeoutMs", cwd=tmp_path).stdout == "30000\n"  # a default
     unset = run("config", "get", "llm.provider", cwd=tmp_path)
     assert unset.exit_code == 0 and unset.stdout == "" and "llm.provider is not set" in unset.stderr
-    assert run("config", "get", "llm.provider", "--json", cwd=tmp_path).stdout == "null\n"
-    listed = json.loads(run("--json", "config", "list", cwd=tmp_path).stdout)
+    assert json.loads(run("config", "get", "llm.provider", "--json", cwd=tmp_path).stdout) == {
+        "passed": True, "key": "llm.provider", "set": False, "value": None}
+    listed = json.loads(run("--json", "config", "list", cwd=tmp_path).stdout)["settings"]
     user = str(home / ".eval-skills" / "config.yaml")
     assert listed["concurrency"] == {"value": 8, "source": user}
     assert listed["llm.model"] == {"value": "gpt-4o", "source": user}

@@ -174,7 +174,7 @@ def test_an_imported_benchmark_written_under_another_name_is_run_by_its_path(tmp
     assert by_id.returncode == 0 and "benchmark toolbench-lite 1.0.0: 1 tasks" in by_id.stdout, by_id.stderr
     (tmp_path / "tb2.json").write_text((tmp_path / "tb.json").read_text())  # two files of that id: give a path
     listed = json.loads(process("benchmarks", "list", "--benchmarks-dir", ".", "--json", cwd=tmp_path).stdout)
-    entry = next(b for b in listed if b["source"] == "tb2.json")
+    entry = next(b for b in listed["benchmarks"] if b["source"] == "tb2.json")
     assert "run it with --benchmark tb2.json" in entry["problem"]
     one_line_exit_2(process("benchmarks", "import", cwd=tmp_path), "Missing command")
 

@@ -221,7 +221,7 @@ def test_config_file_applies_and_flags_win(tmp_path):
     assert json.loads(out.stdout)["reports"][0]["runs"] == 2
     assert [p.suffix for p in (tmp_path / "out").iterdir()] == [".csv"]
     out = cli("eval", "--skills", CALCULATOR, "--json", "--no-store", "--runs", "1", cwd=tmp_path)
-    assert json.loads(out.stdout)[0]["runs"] == 1
+    assert json.loads(out.stdout)["reports"][0]["runs"] == 1
     (tmp_path / "eval-skills.config.yaml").write_text("concurency: 2\n")
     out = cli("eval", "--skills", CALCULATOR, "--no-store", cwd=tmp_path)
     assert out.returncode == 2 and "eval-skills.config.yaml: $.concurency: unknown field" in out.stderr

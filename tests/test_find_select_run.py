@@ -69,15 +69,15 @@ def test_find_ranks_by_relevance_or_by_recorded_completion(tmp_path: Path) -> No
     assert "broken" in out.stderr  # reported and skipped
 
     by_query = json.loads(run("find", "-q", "web search", "--skills-dir", skills, "--store", tmp_path / "s.db",
-                              "--json", cwd=tmp_path).stdout)
+                              "--json", cwd=tmp_path).stdout)["skills"]
     assert [f["id"] for f in by_query] == ["web_search", "news_search"]
     assert by_query[0]["relevance"] > by_query[1]["relevance"] > 0
 
     filtered = json.loads(run("find", "--tag", "retrieval", "api", "--adapter", "http", "--skills-dir", skills,
-                              "--store", tmp_path / "s.db", "--json", cwd=tmp_path).stdout)
+                              "--store", tmp_path / "s.db", "--json", cwd=tmp_path).stdout)["skills"]
     assert [f["id"] for f in filtered] == ["web_search"]
     at_least = json.loads(run("find", "--min-completion", "0.7", "--limit", "1", "--skills-dir", skills,
-                              "--store", tmp_path / "s.db", "--json", cwd=tmp_path).stdout)
+                              "--store", tmp_path / "s.db", "--json", cwd=tmp_path).stdout)["skills"]
     assert [f["id"] for f in at_least] == ["calculator"]
     table = run("find", "--skills-dir", skills, "--store", tmp_path / "s.db", cwd=tmp_path,
                 env={"COLUMNS": "200"}).stdout
@@ -223,7 +223,7 @@ def test_history_newest_first_with_changes(tmp_path: Path) -> None:
     assert rows[0]["completionChange"] == 0.25 and rows[0]["compositeChange"] == 0.1  # against b1 before it
     assert rows[0]["p95Ms"] == 150 and rows[1]["completionChange"] is None
     only = json.loads(run("history", "--skill", "calc", "--benchmark", "b2", "--store", tmp_path / "s.db",
-                          "--json").stdout)
+                          "--json").stdout)["evaluations"]
     assert [r["benchmarkId"] for r in only] == ["b2"]
     table = run("history", "--skill", "calc", "--store", tmp_path / "s.db").stdout
     assert "▲ +0.2500" in table and "0.7500" in table

@@ -102,7 +102,7 @@ def eval_step(command: str, outcome: Any, plan: Any, *, passed: bool, verdict: s
         reason = _first_line(r.error) or _first_line(r.reason) or "no reason given"
         findings.append(Finding(f"{where}: {r.status}", reason, repo_path(source or skill_files.get(r.skill_id))))
     return StepReport(command, passed, verdict, ("skill", "version", "pass", "composite", "errors"), rows,
-                      findings, [str(f) for f in outcome.report_files])
+                      findings, [str(repo_path(f)) for f in outcome.report_files])
 
 
 def publish_eval(command: str, outcome: Any, plan: Any, *, passed: bool, below: list[str], min_completion: float,
@@ -179,7 +179,7 @@ def paired_step(bench: Any, plan: Any, *, passed: bool, failures: list[str], fil
                 findings.append(Finding(f"{where}: assertion failed", f"{e.text}: {_first_line(e.evidence)}",
                                         evals))
     return StepReport("paired", passed, verdict, ("arm", "pass rate", "runs", "error runs"), rows, findings,
-                      [str(f) for f in files])
+                      [str(repo_path(f)) for f in files])
 
 
 def routing_step(results: Any, *, passed: bool, failures: list[str], folder: Any, routing_file: Any) -> StepReport:
@@ -205,7 +205,7 @@ def routing_step(results: Any, *, passed: bool, failures: list[str], folder: Any
     if failures:
         verdict += " " + "; ".join(failures) + "."
     return StepReport("routing", passed, verdict, ("precision", "recall", "f1", "accuracy", "tp/fp/fn/tn"), rows,
-                      findings, [str(folder)])
+                      findings, [str(repo_path(folder))])
 
 
 def validate_step(checks: list[Any], ok: bool, verdict: str) -> StepReport:

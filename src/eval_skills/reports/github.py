@@ -29,7 +29,7 @@ SUMMARY_FINDINGS = 20  # findings listed in a job summary; the rest are counted
 TEXT_LIMIT = 300  # characters of one reason kept in a summary line or an annotation
 
 Level = Literal["error", "warning", "notice"]
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]#|~])")
+_MD_SPECIAL = re.compile(r"([\\`*\[\]#|~])")  # "_" inside a word is never emphasis on GitHub
 
 
 @dataclass(frozen=True, slots=True)
