@@ -28,3 +28,20 @@ def wait_gone(pid: int, seconds: float = 3.0) -> bool:
             return True
         time.sleep(0.02)
     return gone(pid)
+
+
+def running_with(*words: str) -> list[int]:
+    """The processes (not zombies) whose command line holds every one of ``words``: how a test finds a process
+    it did not start itself, whether or not that process got as far as saying its pid."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                argv = handle.read().split(b"\0")
+        except OSError:
+            continue
+        if all(word.encode() in argv for word in words) and not gone(int(entry)):
+            found.append(int(entry))
+    return found

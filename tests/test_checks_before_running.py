@@ -131,7 +131,7 @@ def test_a_utf8_byte_order_mark_is_accepted_in_every_json_file(tmp_path):
     out = cli("eval", "--skills", skill, "--tasks", tasks, "--json", "--no-store", "--format", "json",
               "--output-dir", tmp_path / "r", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout)[0]["summary"]["passed"] == 1
+    assert json.loads(out.stdout)["reports"][0]["summary"]["passed"] == 1
 
 
 def test_a_local_benchmark_shadowing_a_built_in_says_so_once(tmp_path):

@@ -29,7 +29,7 @@ def test_each_example_passes_its_own_benchmark(tmp_path, skill, tasks):
               "--json", "--store", tmp_path / "s.db", "--output-dir", tmp_path / "r", "--exit-on-fail",
               "--min-completion", "1", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    [report] = json.loads(out.stdout)
+    [report] = json.loads(out.stdout)["reports"]
     assert report["skillId"] == skill and report["summary"]["completionRate"] == 1.0
     assert [r["status"] for r in report["taskResults"]] == ["pass"] * tasks
     with sqlite3.connect(tmp_path / "s.db") as db:
@@ -68,7 +68,7 @@ def test_a_custom_skill_that_prints_and_never_returns_keeps_json_pure_and_the_ru
               "--no-store", "--output-dir", tmp_path / "r", cwd=tmp_path, timeout=60)
     assert out.returncode == 0, out.stderr
     assert time.perf_counter() - began < 30
-    [report] = json.loads(out.stdout)  # nothing the skill printed is on stdout
+    [report] = json.loads(out.stdout)["reports"]  # nothing the skill printed is on stdout
     statuses = {r["taskId"]: (r["status"], r["error"]) for r in report["taskResults"]}
     assert statuses["ok"] == ("pass", None)
     assert statuses["hang"][0] == "timeout"

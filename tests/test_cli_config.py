@@ -26,12 +26,14 @@ def test_set_get_list_with_dot_notation(home: Path, tmp_path: Path) -> None:
     saved = yaml.safe_load((home / ".eval-skills" / "config.yaml").read_text())
     assert saved == {"concurrency": 8, "llm": {"model": "gpt-4o", "temperature": 0}, "format": ["json", "html"]}
     assert run("config", "get", "llm.model", cwd=tmp_path).stdout == "gpt-4o\n"
-    assert run("config", "get", "llm.temperature", "--json", cwd=tmp_path).stdout == "0\n"
+    assert json.loads(run("config", "get", "llm.temperature", "--json", cwd=tmp_path).stdout) == {
+        "passed": True, "key": "llm.temperature", "set": True, "value": 0}
     assert run("config", "get", "timeoutMs", cwd=tmp_path).stdout == "30000\n"  # a default
     unset = run("config", "get", "llm.provider", cwd=tmp_path)
     assert unset.exit_code == 0 and unset.stdout == "" and "llm.provider is not set" in unset.stderr
-    assert run("config", "get", "llm.provider", "--json", cwd=tmp_path).stdout == "null\n"
-    listed = json.loads(run("--json", "config", "list", cwd=tmp_path).stdout)
+    assert json.loads(run("config", "get", "llm.provider", "--json", cwd=tmp_path).stdout) == {
+        "passed": True, "key": "llm.provider", "set": False, "value": None}
+    listed = json.loads(run("--json", "config", "list", cwd=tmp_path).stdout)["settings"]
     user = str(home / ".eval-skills" / "config.yaml")
     assert listed["concurrency"] == {"value": 8, "source": user}
     assert listed["llm.model"] == {"value": "gpt-4o", "source": user}

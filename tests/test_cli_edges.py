@@ -77,7 +77,7 @@ def test_config_set_refuses_a_boolean_for_a_number_and_keeps_text_settings_as_ty
     assert user_file.read_text() == before  # nothing written
     assert process("config", "set", "benchmark", "2024", cwd=tmp_path, env=env).returncode == 0
     got = process("config", "get", "benchmark", "--json", cwd=tmp_path, env=env)
-    assert json.loads(got.stdout) == "2024"  # the id "2024", not refused as a number
+    assert json.loads(got.stdout)["value"] == "2024"  # the id "2024", not refused as a number
     # a config file holding a value of the wrong type is refused with the file and the key
     (tmp_path / "eval-skills.config.yaml").write_text("runs: yes\n")
     one_line_exit_2(process("eval", "--skills", "nowhere", "--dry-run", cwd=tmp_path, env=env),
@@ -147,7 +147,8 @@ def test_json_is_json_on_the_commands_that_write_files(tmp_path: Path) -> None:
     (tmp_path / "r.json").write_text(json.dumps([report("alpha", 1.0)]))
     converted = json.loads(process("report", "convert", "--input", "r.json", "--format", "xml", "--json",
                                    cwd=tmp_path).stdout)
-    assert converted == {"input": "r.json", "format": "junit", "output": "r.xml"} and (tmp_path / "r.xml").is_file()
+    assert converted == {"passed": True, "input": "r.json", "format": "junit", "output": "r.xml"}
+    assert (tmp_path / "r.xml").is_file()
     setting = json.loads(process("config", "set", "format", "[json, html]", "--json", cwd=tmp_path, env=env).stdout)
     assert setting["value"] == ["json", "html"] and setting["file"] == str(tmp_path / "home" / "config.yaml")
     imported = json.loads(process("benchmarks", "import", "toolbench", toolbench_file(tmp_path / "G1_query.json"),
@@ -166,14 +167,14 @@ def test_an_imported_benchmark_written_under_another_name_is_run_by_its_path(tmp
     dry = process(*words, "--dry-run", cwd=tmp_path)  # the printed command works as written
     assert dry.returncode == 0 and "benchmark toolbench-lite 1.0.0: 1 tasks" in dry.stdout, dry.stderr
     listed = json.loads(process("benchmarks", "list", "--benchmarks-dir", ".", "--json", cwd=tmp_path).stdout)
-    entry = next(b for b in listed if b["source"] == "tb.json")
+    entry = next(b for b in listed["benchmarks"] if b["source"] == "tb.json")
     # in a benchmarks folder, its id finds it whatever its file name (as the original finds benchmarks)
     assert entry["id"] == "toolbench-lite" and entry["problem"] is None
     by_id = process(*words[:-1], "toolbench-lite", "--benchmarks-dir", ".", "--dry-run", cwd=tmp_path)
     assert by_id.returncode == 0 and "benchmark toolbench-lite 1.0.0: 1 tasks" in by_id.stdout, by_id.stderr
     (tmp_path / "tb2.json").write_text((tmp_path / "tb.json").read_text())  # two files of that id: give a path
     listed = json.loads(process("benchmarks", "list", "--benchmarks-dir", ".", "--json", cwd=tmp_path).stdout)
-    entry = next(b for b in listed if b["source"] == "tb2.json")
+    entry = next(b for b in listed["benchmarks"] if b["source"] == "tb2.json")
     assert "run it with --benchmark tb2.json" in entry["problem"]
     one_line_exit_2(process("benchmarks", "import", cwd=tmp_path), "Missing command")
 
@@ -265,7 +266,7 @@ def test_a_skill_evaluated_only_in_an_interrupted_run_is_not_called_never_evalua
         for status, reports in (("finished", [report("alpha", 0.9)]), ("interrupted", [report("beta", 0.2)])):
             eid = store.begin_evaluation(benchmark_id="b", benchmark_version="1", config={}, tool_version="t")
             store.finish_evaluation(eid, status=status, reports=reports)
-    found = {f["id"]: f for f in json.loads(process("find", "--store", "s.db", "--json", cwd=project).stdout)}
+    found = {f["id"]: f for f in json.loads(process("find", "--store", "s.db", "--json", cwd=project).stdout)["skills"]}
     assert found["alpha"]["completionRate"] == 0.9 and found["alpha"]["unfinishedEvaluation"] is None
     assert found["beta"]["evaluated"] is False and found["beta"]["unfinishedEvaluation"] == "interrupted"
     table = process("find", "--store", "s.db", cwd=project, env={"COLUMNS": "200"}).stdout
@@ -281,7 +282,7 @@ def test_verbose_eval_logs_its_settings_plan_and_results_on_stderr(tmp_path: Pat
     (tmp_path / "eval-skills.config.yaml").write_text("concurrency: 2\n")
     out = process("-vv", "eval", "--skills", CALCULATOR, "--json", "--no-store", "--output-dir", "r", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout)[0]["skillId"] == "calculator"  # stdout stays pure JSON
+    assert json.loads(out.stdout)["reports"][0]["skillId"] == "calculator"  # stdout stays pure JSON
     assert "settings: concurrency 2, timeout 30000 ms" in out.stderr and "(config: concurrency=2)" in out.stderr
     assert "benchmark coding-easy 1.0.0: 20 tasks (built-in)" in out.stderr
     assert "calculator / math_001 run 1: pass" in out.stderr  # -vv: one line per task result

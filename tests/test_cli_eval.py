@@ -66,7 +66,7 @@ def test_json_flag_prints_reports_to_stdout(tmp_path):
     out = cli("eval", "--skills", CALCULATOR / "skill.json", "--runs", "2", "--json", "--format", "json",
               "--output-dir", tmp_path / "r", "--no-store", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    (report,) = json.loads(out.stdout)
+    (report,) = json.loads(out.stdout)["reports"]
     assert report["runs"] == 2 and len(report["taskResults"]) == 40
     assert report["summary"]["consistencyScore"] == 1.0
     assert not (tmp_path / "eval-skills.db").exists()
@@ -80,7 +80,7 @@ def test_misbehaving_skill_is_recorded_task_by_task(tmp_path, persistent):
     out = cli("eval", "--skills", skill, "--tasks", tasks, "--timeout", "2000", "--concurrency", "2", "--json",
               "--format", "json", "--output-dir", tmp_path / "r", "--store", tmp_path / "s.db", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    (report,) = json.loads(out.stdout)
+    (report,) = json.loads(out.stdout)["reports"]
     results = {r["taskId"]: r for r in report["taskResults"]}
     assert len(results) == len(behaviours)
     for i, kind in enumerate(behaviours):
@@ -218,10 +218,10 @@ def test_config_file_applies_and_flags_win(tmp_path):
     (tmp_path / "eval-skills.config.yaml").write_text("runs: 2\nformat: [csv]\noutputDir: ./out\n")
     out = cli("eval", "--skills", CALCULATOR, "--json", "--no-store", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout)[0]["runs"] == 2
+    assert json.loads(out.stdout)["reports"][0]["runs"] == 2
     assert [p.suffix for p in (tmp_path / "out").iterdir()] == [".csv"]
     out = cli("eval", "--skills", CALCULATOR, "--json", "--no-store", "--runs", "1", cwd=tmp_path)
-    assert json.loads(out.stdout)[0]["runs"] == 1
+    assert json.loads(out.stdout)["reports"][0]["runs"] == 1
     (tmp_path / "eval-skills.config.yaml").write_text("concurency: 2\n")
     out = cli("eval", "--skills", CALCULATOR, "--no-store", cwd=tmp_path)
     assert out.returncode == 2 and "eval-skills.config.yaml: $.concurency: unknown field" in out.stderr
@@ -263,9 +263,9 @@ def test_explicit_timeout_wins_over_the_skills_own(tmp_path):
                                   "expectedOutput": {"keywords": ["slow"]}, "evaluator": {"type": "contains"}}]))
     common = ["eval", "--skills", skill, "--tasks", tasks, "--no-store", "--json", "--format", "json",
               "--output-dir", tmp_path / "r"]
-    (report,) = json.loads(cli(*common, cwd=tmp_path).stdout)
+    (report,) = json.loads(cli(*common, cwd=tmp_path).stdout)["reports"]
     assert report["taskResults"][0]["status"] == "pass"  # the skill's 5 s applies
-    (report,) = json.loads(cli(*common, "--timeout", "500", cwd=tmp_path).stdout)
+    (report,) = json.loads(cli(*common, "--timeout", "500", cwd=tmp_path).stdout)["reports"]
     assert report["taskResults"][0]["status"] == "timeout"  # the user's 0.5 s wins
 
 
@@ -279,7 +279,7 @@ def test_custom_scorer_returning_nan_or_out_of_range_is_a_task_error(tmp_path):
                                  for mode in ("nan", "seven")]))
     out = cli("eval", "--skills", skill, "--tasks", tasks, "--no-store", "--json", "--format", "json",
               "--output-dir", tmp_path / "r", cwd=tmp_path)
-    (report,) = json.loads(out.stdout)
+    (report,) = json.loads(out.stdout)["reports"]
     for result in report["taskResults"]:
         assert result["status"] == "error" and "expected a number from 0 to 1" in result["error"], result
 

@@ -63,21 +63,21 @@ def test_find_ranks_by_relevance_or_by_recorded_completion(tmp_path: Path) -> No
 
     out = run("find", "--skills-dir", skills, "--store", tmp_path / "s.db", "--json", cwd=tmp_path)
     assert out.exit_code == 0, out.output
-    found = json.loads(out.stdout)
+    found = json.loads(out.stdout)["skills"]
     assert [f["id"] for f in found] == ["calculator", "news_search", "web_search", "untested"]
     assert found[0]["completionRate"] == 0.9 and found[-1]["evaluated"] is False
     assert "broken" in out.stderr  # reported and skipped
 
     by_query = json.loads(run("find", "-q", "web search", "--skills-dir", skills, "--store", tmp_path / "s.db",
-                              "--json", cwd=tmp_path).stdout)
+                              "--json", cwd=tmp_path).stdout)["skills"]
     assert [f["id"] for f in by_query] == ["web_search", "news_search"]
     assert by_query[0]["relevance"] > by_query[1]["relevance"] > 0
 
     filtered = json.loads(run("find", "--tag", "retrieval", "api", "--adapter", "http", "--skills-dir", skills,
-                              "--store", tmp_path / "s.db", "--json", cwd=tmp_path).stdout)
+                              "--store", tmp_path / "s.db", "--json", cwd=tmp_path).stdout)["skills"]
     assert [f["id"] for f in filtered] == ["web_search"]
     at_least = json.loads(run("find", "--min-completion", "0.7", "--limit", "1", "--skills-dir", skills,
-                              "--store", tmp_path / "s.db", "--json", cwd=tmp_path).stdout)
+                              "--store", tmp_path / "s.db", "--json", cwd=tmp_path).stdout)["skills"]
     assert [f["id"] for f in at_least] == ["calculator"]
     table = run("find", "--skills-dir", skills, "--store", tmp_path / "s.db", cwd=tmp_path,
                 env={"COLUMNS": "200"}).stdout
@@ -202,7 +202,7 @@ def test_run_finds_evaluates_selects_and_reports_the_selected(tmp_path: Path) ->
     written = json.loads(next(f for f in files if f.suffix == ".json").read_text())
     assert [r["skillId"] for r in written] == ["calculator"]  # only the selected skill's report
     history = json.loads(run("history", "--skill", "wrong_answers", "--store", tmp_path / "s.db", "--json",
-                             cwd=tmp_path).stdout)
+                             cwd=tmp_path).stdout)["evaluations"]
     assert len(history) == 1 and history[0]["completionRate"] == 0.0  # every candidate is recorded
     # nothing selected: exit 1 with --exit-on-fail, and no report written
     gate = run("run", "-q", "wrong", "--skills-dir", skills, "--no-store", "--output-dir", tmp_path / "none",
@@ -218,12 +218,12 @@ def test_history_newest_first_with_changes(tmp_path: Path) -> None:
                ("b1", [report("calc", 0.5, composite=0.6, p95=200, benchmark="b1")]),
                ("b2", [report("calc", 0.9, composite=0.9, benchmark="b2")]),
                ("b1", [report("calc", 0.75, composite=0.7, p95=150, benchmark="b1"), report("other", 1.0)]))
-    rows = json.loads(run("history", "--skill", "calc", "--store", tmp_path / "s.db", "--json").stdout)
+    rows = json.loads(run("history", "--skill", "calc", "--store", tmp_path / "s.db", "--json").stdout)["evaluations"]
     assert [(r["benchmarkId"], r["completionRate"]) for r in rows] == [("b1", 0.75), ("b2", 0.9), ("b1", 0.5)]
     assert rows[0]["completionChange"] == 0.25 and rows[0]["compositeChange"] == 0.1  # against b1 before it
     assert rows[0]["p95Ms"] == 150 and rows[1]["completionChange"] is None
     only = json.loads(run("history", "--skill", "calc", "--benchmark", "b2", "--store", tmp_path / "s.db",
-                          "--json").stdout)
+                          "--json").stdout)["evaluations"]
     assert [r["benchmarkId"] for r in only] == ["b2"]
     table = run("history", "--skill", "calc", "--store", tmp_path / "s.db").stdout
     assert "▲ +0.2500" in table and "0.7500" in table

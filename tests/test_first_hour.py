@@ -251,7 +251,7 @@ def test_nothing_matched_is_exit_0_for_listings_and_2_for_commands_that_act(tmp_
     found = run("find", "--skills-dir", skills, "-q", "zebra", "--store", tmp_path / "s.db", cwd=tmp_path)
     assert found.exit_code == 0 and found.stdout == "" and "no skills match" in found.stderr
     assert json.loads(run("find", "--skills-dir", skills, "-q", "zebra", "--json", "--store", tmp_path / "s.db",
-                          cwd=tmp_path).stdout) == []
+                          cwd=tmp_path).stdout) == {"passed": True, "skills": []}
     ran = run("run", "--skills-dir", skills, "-q", "zebra", "--no-store", cwd=tmp_path)
     assert ran.exit_code == 2 and "no skills match" in ran.stderr
     assert run("eval", "--skills", skills, "--store", tmp_path / "s.db", "--output-dir", tmp_path / "r",

@@ -80,7 +80,8 @@ def test_gaia_import_then_eval(tmp_path: Path) -> None:
     assert bench["tasks"][0]["evaluator"] == {"type": "gaia"} and bench["tasks"][0]["tags"] == ["gaia", "level-1"]
     again = run("benchmarks", "import", "gaia", data / "metadata.jsonl", "--benchmarks-dir", tmp_path / "benchmarks")
     assert again.exit_code == 2 and "--force" in again.stderr
-    listed = json.loads(run("benchmarks", "list", "--benchmarks-dir", tmp_path / "benchmarks", "--json").stdout)
+    listed = json.loads(run("benchmarks", "list", "--benchmarks-dir", tmp_path / "benchmarks",
+                            "--json").stdout)["benchmarks"]
     gaia = next(b for b in listed if b["id"] == "gaia-v1")
     assert gaia["tasks"] == 3 and gaia["scorers"] == ["gaia"]
 
@@ -88,7 +89,7 @@ def test_gaia_import_then_eval(tmp_path: Path) -> None:
     result = run("eval", "--skills", skill, "--benchmark", "gaia-v1", "--benchmarks-dir", tmp_path / "benchmarks",
                  "--json", "--no-store", "--output-dir", tmp_path / "r", cwd=tmp_path)
     assert result.exit_code == 0, result.output
-    (report,) = json.loads(result.stdout)
+    (report,) = json.loads(result.stdout)["reports"]
     statuses = {t["taskId"]: t["status"] for t in report["taskResults"]}
     assert statuses == {"a1": "fail", "a2": "pass", "a3": "pass"}  # "eight" is not the number 8
     both = run("benchmarks", "import", "gaia", data / "metadata.jsonl", "--level", "1,2", "--output",
@@ -144,7 +145,7 @@ def test_toolbench_import_then_eval(tmp_path: Path) -> None:
         "print(json.dumps({'jsonrpc': '2.0', 'id': r['id'], 'result': {'result': 'call ' + apis[0]['api']}}))\n")
     result = run("eval", "--skills", skill, "--benchmark", tmp_path / "tb.json", "--json", "--no-store",
                  "--output-dir", tmp_path / "r", cwd=tmp_path)
-    (report,) = json.loads(result.stdout)
+    (report,) = json.loads(result.stdout)["reports"]
     assert {t["taskId"]: (t["status"], t["score"]) for t in report["taskResults"]} == {
         "q7": ("pass", 1.0), "q8": ("fail", 0.5)}  # one of the two relevant APIs named
     bad = tmp_path / "bad.json"
@@ -157,7 +158,7 @@ def test_a_benchmark_file_that_does_not_load_is_listed_with_its_problem_once(tmp
     folder = tmp_path / "benchmarks"
     folder.mkdir()
     (folder / "broken.json").write_text("{bad")
-    listed = json.loads(run("benchmarks", "list", "--benchmarks-dir", folder, "--json").stdout)
+    listed = json.loads(run("benchmarks", "list", "--benchmarks-dir", folder, "--json").stdout)["benchmarks"]
     entry = next(b for b in listed if b["id"] == "broken")
     assert entry["source"] == str(folder / "broken.json")
     assert entry["problem"].startswith("invalid JSON at line 1 column 2") and str(folder) not in entry["problem"]

@@ -46,7 +46,7 @@ def test_a_judges_leftovers_surrogates_and_deep_replies_are_each_one_tasks_resul
     assert out.returncode == 0, out.stderr
     assert time.monotonic() - started < 30  # the judge's timeout (120 s) was never waited for
     assert wait_gone(int(pid_file.read_text()))
-    (report,) = json.loads(out.stdout)
+    (report,) = json.loads(out.stdout)["reports"]
     results = {r["taskId"]: (r["status"], r["error"], r["reason"]) for r in report["taskResults"]}
     assert results["detach"] == ("pass", None, "fine [judge command, prompt external]")
     assert results["surrogate"] == ("fail", None, "lone \ufffd surrogate [judge command, prompt external]")

@@ -236,7 +236,7 @@ def test_the_original_store_in_the_folder_is_left_alone_and_results_go_beside_it
     assert store.read_bytes() == before and (tmp_path / "eval-skills-results.db").is_file()
     history = cli("history", "--skill", "calculator", "--json", cwd=tmp_path)
     assert history.returncode == 0, history.stderr
-    assert len(json.loads(history.stdout)) == 1
+    assert len(json.loads(history.stdout)["evaluations"]) == 1
 
 
 def test_report_convert_and_diff_show_the_numbers_of_the_originals_reports(tmp_path):

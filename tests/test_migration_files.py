@@ -152,7 +152,7 @@ def test_config_get_and_set_take_the_originals_default_formats(tmp_path):
     init_project(tmp_path)
     run: dict[str, Any] = {"cwd": tmp_path, "env": {"EVAL_SKILLS_HOME": str(home)}}
     out = cli("config", "get", "defaultFormats", "--json", **run)
-    assert out.returncode == 0 and json.loads(out.stdout) == ["json", "markdown"], out.stderr
+    assert out.returncode == 0 and json.loads(out.stdout)["value"] == ["json", "markdown"], out.stderr
     out = cli("config", "set", "defaultFormats", "[json, html]", **run)
     assert out.returncode == 0, out.stderr
     assert "format:\n- json\n- html\n" in (home / "config.yaml").read_text()
@@ -172,7 +172,7 @@ def test_benchmarks_are_found_by_id_as_the_original_finds_them(tmp_path):
         assert out.returncode == 0, out.stderr
         assert json.loads(out.stdout)["benchmark"]["tasks"] == tasks
     listing = cli("benchmarks", "list", "--json", cwd=tmp_path)
-    rows = {row["id"]: row for row in json.loads(listing.stdout)}
+    rows = {row["id"]: row for row in json.loads(listing.stdout)["benchmarks"]}
     assert rows["api-integration"]["problem"] is None and rows["easy-sums"]["problem"] is None
     (tmp_path / "benchmarks" / "again.json").write_text(json.dumps({**renamed, "id": "easy-sums"}))
     out = cli("eval", "--skills", ORIGINAL / "calculator", "--benchmark", "easy-sums", "--dry-run", cwd=tmp_path)

@@ -44,9 +44,11 @@ def test_old_skill_baseline_end_to_end(tmp_path: Path) -> None:
                  "--runs", 2, "--concurrency", 4, "--seed", 7, "--store", tmp_path / "s.db", "--json",
                  cwd=tmp_path, script_file=script, judge_log=judge_log)
     assert out.returncode == 0, out.stderr
-    bench = Benchmark.model_validate(json.loads(out.stdout))
+    printed = json.loads(out.stdout)
+    assert printed.pop("passed") is True
+    bench = Benchmark.model_validate(printed)
     iteration = tmp_path / "invoice-check-workspace" / "iteration-1"
-    assert json.loads((iteration / "benchmark.json").read_text()) == json.loads(out.stdout)
+    assert json.loads((iteration / "benchmark.json").read_text()) == printed
     meta = bench.metadata
     assert (meta["skill_name"], meta["baseline"], meta["configurations"]) == (
         "invoice-check", "old_skill", ["with_skill", "old_skill"])
@@ -189,7 +191,9 @@ def test_without_skill_judge_errors_and_too_little_data(tmp_path: Path) -> None:
     out = paired("--skill-path", skill, *agent_args(script), *judge_args(), "--no-store", "--json",
                  cwd=tmp_path, script_file=script, judge_mode="malformed")
     assert out.returncode == 0, out.stderr
-    bench = Benchmark.model_validate(json.loads(out.stdout))
+    printed = json.loads(out.stdout)
+    assert printed.pop("passed") is True
+    bench = Benchmark.model_validate(printed)
     assert bench.metadata["baseline"] == "without_skill"
     # the judge never gave a verdict: its assertions are ungraded, the checks still count
     run = Grading.model_validate_json((tmp_path / "invoice-check-workspace" / "iteration-1" / "eval-1" /
@@ -215,7 +219,9 @@ def test_without_skill_judge_errors_and_too_little_data(tmp_path: Path) -> None:
     out = paired("--skill-path", skill, *agent_args(script), *judge_args(), "--no-store", "--json", "--resume",
                  cwd=tmp_path, script_file=script)
     assert out.returncode == 0, out.stderr
-    bench = Benchmark.model_validate(json.loads(out.stdout))
+    printed = json.loads(out.stdout)
+    assert printed.pop("passed") is True
+    bench = Benchmark.model_validate(printed)
     assert bench.run_summary["with_skill"]["judge_errors"] == 0 and bench.comparison.wins == 2
     run = Grading.model_validate_json((tmp_path / "invoice-check-workspace" / "iteration-1" / "eval-2" /
                                        "with_skill" / "run-1" / "grading.json").read_text())

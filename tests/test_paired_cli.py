@@ -235,6 +235,9 @@ def test_interrupt_keeps_finished_runs_and_resume_asks_nothing_twice(tmp_path: P
         assert db.execute("SELECT COUNT(*) FROM paired_runs").fetchone() == (len(finished),)
     compared = sum(len(json.loads(p.read_text())["comparisons"]) for p in iteration.rglob("comparison.json"))
     agent_calls, judge_calls = len(lines(tmp_path / "agent-log.jsonl")), len(lines(judge_log))
+    with sqlite3.connect(tmp_path / "s.db") as db:  # every verdict the judge gave, saved in a file or not yet
+        (cached,) = db.execute("SELECT COUNT(*) FROM judge_cache").fetchone()
+    assert cached >= len(graded) + compared
 
     out = paired(*common, "--resume", cwd=tmp_path, script_file=script, judge_log=judge_log)
     assert out.returncode == 0, out.stderr
@@ -243,7 +246,9 @@ def test_interrupt_keeps_finished_runs_and_resume_asks_nothing_twice(tmp_path: P
     assert all(path.read_bytes() == data for path, data in finished.items())  # finished runs not run again
     assert all(path.read_bytes() == data for path, data in graded.items())  # graded runs not judged again
     assert len(lines(tmp_path / "agent-log.jsonl")) - agent_calls == 8 - len(finished)
-    assert len(lines(judge_log)) - judge_calls == (8 - len(graded)) + (4 - compared)
+    # 8 grades and 4 comparisons in all: the judge is asked once for each verdict it had not given before (one
+    # given just before the interruption, not yet in a file, comes from the cache)
+    assert len(lines(judge_log)) - judge_calls == 12 - cached
     assert bench["comparison"]["wins"] + bench["comparison"]["ties"] + bench["comparison"]["losses"] == 4
     assert bench["run_summary"]["with_skill"]["pass_rate"]["mean"] == 1.0
     assert bench["run_summary"]["without_skill"]["pass_rate"]["mean"] == 0.0

@@ -345,3 +345,33 @@ def test_an_iteration_is_claimed_by_creating_its_config(tmp_path: Path) -> None:
     assert claim_iteration(tmp_path, 5)[0] == 5
     with pytest.raises(InputError, match="already holds runs"):
         claim_iteration(tmp_path, 5)
+
+
+def test_a_run_given_no_iteration_never_refuses_the_number_another_run_claims_meanwhile(tmp_path: Path) -> None:
+    """The check before a run (no --iteration: the next free number) races a run started at the same time, which
+    claims that number in between: the check must not refuse it (the run then claims the next one). Two threads,
+    one claiming iterations as fast as it can, the other checking, as two `paired` processes do."""
+    import threading
+
+    from eval_skills.paired.iteration import claim_iteration, resolve_iteration
+
+    refused: list[str] = []
+    claimed = threading.Event()
+
+    def claimer() -> None:
+        for _ in range(400):
+            claim_iteration(tmp_path, None)
+            claimed.set()
+
+    thread = threading.Thread(target=claimer)
+    thread.start()
+    claimed.wait(30)
+    while thread.is_alive():
+        try:
+            resolve_iteration(tmp_path, None, False)
+        except InputError as exc:
+            refused.append(str(exc))
+    thread.join()
+    assert refused == [] and len(list(tmp_path.iterdir())) == 400
+    with pytest.raises(InputError, match="already holds runs"):  # a number given is still refused when taken
+        resolve_iteration(tmp_path, 7, False)

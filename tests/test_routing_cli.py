@@ -62,7 +62,8 @@ def test_run_writes_results_and_min_f1_gates(tmp_path, setup):
               "--no-store", "--workspace", tmp_path / "ws", cwd=tmp_path, env=env)
     assert out.returncode == 0, out.stderr
     printed = json.loads(out.stdout)
-    assert printed == json.loads((tmp_path / "ws" / "routing-1" / "routing_results.json").read_text())
+    saved = json.loads((tmp_path / "ws" / "routing-1" / "routing_results.json").read_text())
+    assert printed == {"passed": True, **saved}
     assert printed["metrics"]["f1"] == 0.6667 and printed["queries"][4]["distractors_invoked"] == {"receipt-scan": 1}
 
 

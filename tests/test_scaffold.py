@@ -69,7 +69,7 @@ def test_generated_tool_skill_passes_its_own_test(tmp_path: Path, template: str)
     result = process("eval", "--skills", folder, "--benchmark", test, "--json", "--no-store",
                      "--format", "json", "--output-dir", tmp_path / "r", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    (report,) = json.loads(result.stdout)
+    (report,) = json.loads(result.stdout)["reports"]
     assert report["summary"]["completionRate"] == 1.0, report["taskResults"]
     assert report["summary"]["totalTasks"] == 1
 

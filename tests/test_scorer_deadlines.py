@@ -44,7 +44,7 @@ def test_calls_that_hang_never_make_the_other_calls_of_their_scorer_late(tmp_pat
     out = cli("eval", "--skills", skill, "--tasks", tasks, "--concurrency", "9", "--scorer-timeout", "2000", "--json",
               "--format", "json", "--output-dir", tmp_path / "r", "--no-store", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    (report,) = json.loads(out.stdout)
+    (report,) = json.loads(out.stdout)["reports"]
     name = f"custom scorer scorer{suffix}"
     expected = {"slow": ("error", f"{name} did not return within 2s (its process was stopped)"),
                 "fast": ("pass", None),

@@ -97,6 +97,20 @@ def read(path: Path) -> Any:
     return json.loads(path.read_text())
 
 
+def check_legend(page: Any, names: list[str]) -> None:
+    """The case list's legend names whose each badge is, in the badges' order, and the colours."""
+    legend = page.locator("#case-legend")
+    assert legend.is_visible() and legend.evaluate("d => d.open")
+    assert legend.locator(".legend-columns li").all_inner_texts() == names
+    for link in page.locator(".case-link").all():
+        titles = link.locator(".mark").evaluate_all("els => els.map(e => e.title)")
+        assert [t.split(": ")[0] for t in titles] == names  # each badge is the one the legend names there
+    colours = legend.locator(".legend-colours .mark").evaluate_all("els => els.map(e => e.classList[1])")
+    assert colours == ["good", "mid", "bad", "na"]
+    first = page.locator(".case-link").first.bounding_box()
+    assert legend.bounding_box()["y"] + legend.bounding_box()["height"] <= first["y"]  # above the list
+
+
 def test_outputs_side_by_side_match_the_run_files(page, site, workspace, artifacts):
     open_case(page, site)
     key = workspace.cases[0]
@@ -122,6 +136,8 @@ def test_outputs_side_by_side_match_the_run_files(page, site, workspace, artifac
             cells[arm] = cell.bounding_box()
         with_box, without_box = cells["with_skill"], cells["without_skill"]
         assert with_box["y"] == without_box["y"] and with_box["x"] + with_box["width"] <= without_box["x"]
+    check_legend(page, ["with skill", "without skill"])
+    assert "mean pass rate" in page.inner_text("#case-legend .legend-meaning")
     page.screenshot(path=str(artifacts / "outputs.png"))
     transcript = page.locator(".run .transcript").first
     assert not transcript.evaluate("d => d.open")  # folded
@@ -385,6 +401,7 @@ def test_tool_skill_reports_side_by_side(browser, tmp_path, artifacts):
         page.goto(with_token(url))
         page.wait_for_selector("#case article")
         assert page.locator(".arm-head").all_inner_texts() == ["alpha 1.0.0", "beta 2.0.0"]
+        check_legend(page, ["alpha 1.0.0", "beta 2.0.0"])
         assert_nothing_ran(page)
         page.keyboard.press("ArrowRight")
         page.wait_for_selector('#case article[data-case="task-1"]')

@@ -133,7 +133,8 @@ def test_json_says_what_was_written_or_where_it_serves(tmp_path, workspace):
     out = tmp_path / "r.html"
     result = run(workspace.root, "--static", out, "--json")
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output) == {"output": str(out), "bytes": out.stat().st_size, "cases": 2}
+    assert json.loads(result.output) == {"passed": True, "output": str(out), "bytes": out.stat().st_size,
+                                         "cases": 2}
     for target, feedback in ((workspace.root, str(workspace.iteration / "feedback.json")),
                              (make_reports(tmp_path), None)):
         proc = subprocess.Popen([sys.executable, "-m", "eval_skills", "view", str(target), "--json"],

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import shlex
 from typing import Any
 
 import click
 
+from ._github import echo_json
+
 __all__ = ["print_paired_plan", "print_routing_plan"]
 
 
 def _echo_json(plan: dict[str, Any]) -> None:
-    click.echo(json.dumps(plan, indent=2, ensure_ascii=False))
+    echo_json(True, plan)
 
 
 def _agent_lines(agent: dict[str, Any]) -> list[str]:
@@ -34,55 +35,51 @@ def _plural(count: int, what: str) -> str:
     return f"{count} {what}" + ("" if count == 1 else "s")
 
 
-def print_paired_plan(plan: dict[str, Any], *, as_json: bool) -> None:
+def _print_plan(kind: str, plan: dict[str, Any], body: list[str], runs: str, tail: list[str], *,
+                as_json: bool) -> None:
+    """One printer for both plans: the warnings (stderr), the command's own lines, the runs, the agent, what
+    follows it, and the store."""
     if as_json:
         _echo_json(plan)
         return
     for warning in plan["warnings"]:
         click.echo(f"warning: {warning}", err=True)
+    lines = [f"dry run of {kind}: nothing was run or written", *body, runs, *_agent_lines(plan["agent"]), *tail,
+             f"store: {plan['store'] or 'none'}"]
+    click.echo("\n".join(lines))
+
+
+def print_paired_plan(plan: dict[str, Any], *, as_json: bool) -> None:
     verb = "resume" if plan["resume"] else "write"
-    lines = ["dry run of paired: nothing was run or written",
-             f"skill: {plan['skill']} ({plan['skill_path']}); evals: {plan['evals']}",
-             f"iteration {plan['iteration']}: would {verb} {plan['iteration_folder']}",
-             f"cases ({len(plan['cases'])}):"]
+    body = [f"skill: {plan['skill']} ({plan['skill_path']}); evals: {plan['evals']}",
+            f"iteration {plan['iteration']}: would {verb} {plan['iteration_folder']}",
+            f"cases ({len(plan['cases'])}):"]
     for case in plan["cases"]:
         name = f" ({case['name']})" if case["name"] else ""
         files = f", files: {', '.join(case['files'])}" if case["files"] else ""
-        lines.append(f"  {case['id']}{name}: {_plural(case['assertions'], 'assertion')}, "
-                     f"{_plural(case['checks'], 'check')}{files}")
-    lines.append("arms:")
+        body.append(f"  {case['id']}{name}: {_plural(case['assertions'], 'assertion')}, "
+                    f"{_plural(case['checks'], 'check')}{files}")
+    body.append("arms:")
     for arm in plan["arms"]:
         skills = "; ".join(f"{s['name']} from {s['from']} at {s['installed_at']}" for s in arm["skills"]) or "no skill"
-        lines.append(f"  {arm['arm']}: {skills}")
-    lines.append(f"runs: {plan['runs_per_case_and_arm']} per case and arm; {plan['agent_runs']} agent runs in all, "
-                 f"{plan['concurrency']} at once" + (f", at most {plan['budget_tokens']} tokens"
-                                                     if plan["budget_tokens"] else ""))
-    lines += _agent_lines(plan["agent"])
+        body.append(f"  {arm['arm']}: {skills}")
+    runs = (f"runs: {plan['runs_per_case_and_arm']} per case and arm; {plan['agent_runs']} agent runs in all, "
+            f"{plan['concurrency']} at once" + (f", at most {plan['budget_tokens']} tokens" if plan["budget_tokens"]
+                                                else ""))
     judge = plan["judge"]
-    lines.append(f"judge: {judge['backend']}, model {judge['model'] or 'its default'}" if judge else "judge: none")
-    lines.append(f"blind A/B comparison: {'yes' if plan['compare'] else 'no'}")
-    lines.append(f"store: {plan['store'] or 'none'}")
-    for line in lines:
-        click.echo(line)
+    tail = [f"judge: {judge['backend']}, model {judge['model'] or 'its default'}" if judge else "judge: none",
+            f"blind A/B comparison: {'yes' if plan['compare'] else 'no'}"]
+    _print_plan("paired", plan, body, runs, tail, as_json=as_json)
 
 
 def print_routing_plan(plan: dict[str, Any], *, as_json: bool) -> None:
-    if as_json:
-        _echo_json(plan)
-        return
-    for warning in plan["warnings"]:
-        click.echo(f"warning: {warning}", err=True)
     queries = plan["queries"]
-    lines = ["dry run of routing: nothing was run or written",
-             f"skill: {plan['skill']} ({plan['skill_path']}); queries: {plan['routing_file']}",
-             f"results: would write {plan['results_folder']}",
-             f"queries ({len(queries)}, {plan['should_trigger']} should trigger):"]
-    lines += [f"  {'+' if q['should_trigger'] else '-'} {q['query']}" for q in queries]
-    lines.append("skills in every run:")
-    lines += [f"  {s['name']} ({s['role']}) from {s['from']} at {s['installed_at']}" for s in plan["skills"]]
-    lines.append(f"runs: {plan['runs_per_query']} per query; {plan['agent_runs']} agent runs in all, "
-                 f"{plan['concurrency']} at once")
-    lines += _agent_lines(plan["agent"])
-    lines.append(f"store: {plan['store'] or 'none'}")
-    for line in lines:
-        click.echo(line)
+    body = [f"skill: {plan['skill']} ({plan['skill_path']}); queries: {plan['routing_file']}",
+            f"results: would write {plan['results_folder']}",
+            f"queries ({len(queries)}, {plan['should_trigger']} should trigger):"]
+    body += [f"  {'+' if q['should_trigger'] else '-'} {q['query']}" for q in queries]
+    body.append("skills in every run:")
+    body += [f"  {s['name']} ({s['role']}) from {s['from']} at {s['installed_at']}" for s in plan["skills"]]
+    runs = (f"runs: {plan['runs_per_query']} per query; {plan['agent_runs']} agent runs in all, "
+            f"{plan['concurrency']} at once")
+    _print_plan("routing", plan, body, runs, [], as_json=as_json)

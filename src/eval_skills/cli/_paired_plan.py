@@ -3,7 +3,6 @@ lift would take) and ``--compare-iterations A B``. Both run nothing and write no
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -12,6 +11,7 @@ from ..errors import InputError
 from ..formats._load import load_model
 from ..formats.workspace import Benchmark
 from ..paired.power import design_section, design_sentence
+from ._github import echo_json
 
 
 def _iteration_folder(workspace: Path, iteration: int | None) -> Path:
@@ -39,7 +39,7 @@ def print_plan(workspace: Path, iteration: int | None, target: float | None, *, 
     section = design_section(bench.runs, (arms[0], arms[1]), target=target)
     section["pilot"] = str(folder)
     if as_json:
-        click.echo(json.dumps(section, indent=2))
+        echo_json(True, section)
         return
     click.echo(f"pilot: {folder}")
     if section.get("minimum_detectable_effect") is not None:
@@ -57,7 +57,7 @@ def print_comparison(workspace: Path, first: int, second: int, allow: set[str], 
 
     result = compare_iterations(workspace, first, second, allow=allow, seed=seed)
     if as_json:
-        click.echo(json.dumps(result, indent=2, ensure_ascii=False))
+        echo_json(True, result)
         return
     for arm in result["arms"]:
         if arm.get("estimate") is None:

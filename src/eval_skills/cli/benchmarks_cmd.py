@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import click
 
+from ._github import echo_json
 from ._globals import fitted_table, group, print_fitted
 from ._options import GreedyCommand, split_words
 
@@ -43,7 +43,7 @@ def list_command(folders: tuple[Path, ...], config_path: Path | None, as_json: b
 
     infos = list_benchmarks(_folders(folders, config_path))
     if as_json:
-        click.echo(json.dumps([i.to_json() for i in infos], indent=2, ensure_ascii=False))
+        echo_json(True, {"benchmarks": [i.to_json() for i in infos]})
         return
     table = fitted_table(f"{len(infos)} benchmark(s)", [("id", "fold"), ("domain", "fold"), ("tasks", "num"),
                                                          ("scorers", "fold"), ("source", "fold")])
@@ -75,8 +75,8 @@ def _report(benchmark: dict[str, object], skipped: int, why: str, target: Path, 
     ref = f"{benchmark['id']} --benchmarks-dir {target.parent}" if found_by_id else str(target)
     command = f"eval-skills eval --skills SKILL --benchmark {ref}"
     if as_json:
-        click.echo(json.dumps({"output": str(target), "id": benchmark["id"], "tasks": count, "skipped": skipped,
-                               "next": command}, indent=2))
+        echo_json(True, {"output": str(target), "id": benchmark["id"], "tasks": count, "skipped": skipped,
+                               "next": command})
         return
     click.echo(f"wrote {target}: {count} tasks" + (f" ({skipped} {why} skipped)" if skipped else ""))
     click.echo(f"run it: {command}")

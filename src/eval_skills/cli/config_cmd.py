@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from ._github import echo_json
 from ._globals import group
 
 
@@ -27,15 +28,14 @@ def config_group() -> None:
 
 @config_group.command("list")
 @click.option("-c", "--config", "config_path", help="Config file [default: ./eval-skills.config.yaml].")
-@click.option("--json", "as_json", is_flag=True, help="Print {key: {value, source}} as JSON.")
+@click.option("--json", "as_json", is_flag=True, help='Print {"passed", "settings": {key: {value, source}}} as JSON.')
 def config_list(config_path: str | None, as_json: bool) -> None:
     """Every setting with its effective value and where it comes from."""
     from ..config import effective_settings
 
     settings = effective_settings(_path(config_path))
     if as_json:
-        click.echo(json.dumps({k: {"value": v, "source": s} for k, (v, s) in settings.items()},
-                              indent=2, ensure_ascii=False))
+        echo_json(True, {"settings": {k: {"value": v, "source": s} for k, (v, s) in settings.items()}})
         return
     width = max(len(key) for key in settings)
     for key, (value, source) in settings.items():
@@ -45,7 +45,7 @@ def config_list(config_path: str | None, as_json: bool) -> None:
 @config_group.command("get")
 @click.argument("key")
 @click.option("-c", "--config", "config_path", help="Config file [default: ./eval-skills.config.yaml].")
-@click.option("--json", "as_json", is_flag=True, help="Print the value as JSON.")
+@click.option("--json", "as_json", is_flag=True, help='Print {"passed", "key", "set", "value"} as JSON.')
 def config_get(key: str, config_path: str | None, as_json: bool) -> None:
     """Print one value (dot notation: llm.model). A known key that is not set prints nothing (null with
     --json) and says so on stderr; an unknown key is exit 2."""
@@ -60,15 +60,18 @@ def config_get(key: str, config_path: str | None, as_json: bool) -> None:
     if not found:
         click.echo(f"{key} is not set (set it with: eval-skills config set {key} VALUE)", err=True)
         if as_json:
-            click.echo("null")
+            echo_json(True, {"key": key, "set": False, "value": None}, indent=None)
         return
-    click.echo(json.dumps(value, ensure_ascii=False) if as_json else _show(value))
+    if as_json:
+        echo_json(True, {"key": key, "set": True, "value": value}, indent=None)
+    else:
+        click.echo(_show(value))
 
 
 @config_group.command("set", context_settings={"ignore_unknown_options": True})  # VALUE may be -1
 @click.argument("key")
 @click.argument("value")
-@click.option("--json", "as_json", is_flag=True, help='Print {"key", "value", "file"} as JSON.')
+@click.option("--json", "as_json", is_flag=True, help='Print {"passed", "key", "value", "file"} as JSON.')
 def config_set(key: str, value: str, as_json: bool) -> None:
     """Set KEY to VALUE in ~/.eval-skills/config.yaml (VALUE is read as YAML: 8, true, [json, html], text).
 
@@ -78,7 +81,7 @@ def config_set(key: str, value: str, as_json: bool) -> None:
 
     path, stored = set_user_value(key, value)
     if as_json:
-        click.echo(json.dumps({"key": key, "value": stored, "file": str(path)}, ensure_ascii=False))
+        echo_json(True, {"key": key, "value": stored, "file": str(path)}, indent=None)
         return
     click.echo(f"{key} = {value} (written to {path})")
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
+
+from ._github import echo_json
 
 TEMPLATE_NAMES = ("http_request", "python_script", "mcp_tool", "agent_skill")  # scaffold.TEMPLATES, in order
 
@@ -35,8 +36,7 @@ def create_command(name: str, template: str, output_dir: Path, description: str 
         verb, command = "evaluate it", (f"eval-skills eval --skills {folder} "
                                         f"--benchmark {folder / 'tests' / 'basic.eval.json'}")
     if as_json:
-        click.echo(json.dumps({"folder": str(folder), "template": template, "files": files, "next": command},
-                              indent=2))
+        echo_json(True, {"folder": str(folder), "template": template, "files": files, "next": command})
         return
     click.echo(f"created {folder}/ from template {template}")
     for path in files:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import json
 import logging
 import sys
 from pathlib import Path
@@ -15,6 +14,7 @@ from ..errors import InputError
 from ..reports import FORMATS, normalize_formats
 from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_TERMINATED
 from ._agent_options import judge_options
+from ._github import echo_json, publish_eval
 from ._options import FiniteFloat, GreedyCommand, split_words
 from ._ray_options import eval_scheduler, executor_options
 
@@ -168,15 +168,17 @@ def eval_command(ctx: click.Context, **params: Any) -> None:
             dry_run(plan, settings, opts, params)
             return
         outcome, signalled = run_evaluation(plan, settings, opts, params, scheduler=eval_scheduler(plan, params))
-    _show(outcome, opts, params["as_json"])
+    below = [r["skillId"] for r in outcome.reports
+             if (r["summary"]["completionRate"] or 0.0) < opts["min_completion"]] if params["exit_on_fail"] else []
+    passed = not below and not outcome.interrupted and signalled is None
+    _show(outcome, opts, params["as_json"], passed)
+    publish_eval("eval", outcome, plan, passed=passed, below=below, min_completion=opts["min_completion"],
+                 gated=params["exit_on_fail"], json_mode=params["as_json"])
     exit_if_interrupted(outcome, signalled, plan.total)
-    if params["exit_on_fail"]:
-        below = [r["skillId"] for r in outcome.reports
-                 if (r["summary"]["completionRate"] or 0.0) < opts["min_completion"]]
-        if below:
-            click.echo(f"quality gate failed: completion rate below {opts['min_completion']} for "
-                       + ", ".join(below), err=True)
-            sys.exit(EXIT_GATE_FAILED)
+    if below:
+        click.echo(f"quality gate failed: completion rate below {opts['min_completion']} for "
+                   + ", ".join(below), err=True)
+        sys.exit(EXIT_GATE_FAILED)
 
 
 def prepare_evaluation(skills: list[Any], opts: dict[str, Any], params: dict[str, Any]) -> tuple[Any, Any]:
@@ -254,11 +256,10 @@ def warn_inputs(reports: list[dict[str, Any]]) -> None:
                    "see \"warnings\" in the report, or use --strict-input to make them errors", err=True)
 
 
-def _show(outcome: Any, opts: dict[str, Any], as_json: bool) -> None:
+def _show(outcome: Any, opts: dict[str, Any], as_json: bool, passed: bool) -> None:
     if as_json:
-        from ..formats.indented_json import dumps_indented
-
-        click.echo(dumps_indented(outcome.reports, ensure_ascii=False, default=str))
+        echo_json(passed, {"reports": outcome.reports, "reportFiles": [str(f) for f in outcome.report_files],
+                           "evaluationId": outcome.evaluation_id}, default=str)
         return
     from ._eval_notes import failure_lines
     from ._plain_summary import plain_output
@@ -313,7 +314,7 @@ def dry_run(plan: Any, settings: Any, opts: dict[str, Any], params: dict[str, An
         "preflight": notes,
     }
     if params["as_json"]:
-        click.echo(json.dumps(doc, indent=2))
+        echo_json(True, doc)
         return
     click.echo(f"dry run: nothing executed, nothing written\nbenchmark {plan.benchmark.id} "
                f"{plan.benchmark.version}: {len(plan.tasks)} tasks")

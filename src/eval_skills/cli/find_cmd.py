@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import Any
 
 import click
 
+from ._github import echo_json
 from ._globals import fitted_table, print_fitted
 from ._options import FiniteFloat, GreedyCommand
 
@@ -54,7 +54,7 @@ def find_command(query: str | None, tags: tuple[str, ...], adapter: str | None, 
     found = find_skills(scan.skills, query=query, tags=tags, adapter=adapter, min_completion=min_completion,
                         limit=limit, store_path=store_path)
     if as_json:
-        click.echo(json.dumps([f.to_json() for f in found], indent=2, ensure_ascii=False))
+        echo_json(True, {"skills": [f.to_json() for f in found]})
         return
     if not found:  # a search that matches nothing is an empty listing (exit 0), said on stderr
         click.echo(f"no skills match in {skills_dir}", err=True)

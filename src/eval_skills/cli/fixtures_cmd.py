@@ -11,6 +11,7 @@ import click
 
 from ..fixture_checks.check import FixturesReport, check_fixtures
 from . import EXIT_GATE_FAILED, EXIT_OK
+from ._github import echo_json, fixtures_step, in_github, publish
 
 
 class ScoreType(click.ParamType):
@@ -95,20 +96,32 @@ def render_text(report: FixturesReport) -> str:
 @click.option("--min-score", type=ScoreType(), default=None,
               help="Pass threshold from 0 to 1 [default: 1, or 0 with --answers].")
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON instead of the table.")
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "junit"]), default=None,
+              help="What stdout gets: the table, the report as JSON (as --json), or JUnit XML [default: text].")
 @click.pass_context
 def fixtures_command(ctx: click.Context, skills_dir: Path, answers_dir: Path | None,
-                     skill_names: tuple[str, ...], min_score: float | None, as_json: bool) -> None:
+                     skill_names: tuple[str, ...], min_score: float | None, as_json: bool,
+                     output_format: str | None) -> None:
     """Check instruction skills' worked examples, or score answers against evals/tasks.json.
 
     Without --answers, every worked example evals/examples/<id>.md must pass its task's checks, every task
     must have one, and every must_include string must appear in SKILL.md, the skill's rules or references.
     Exit 0 at or above --min-score, 1 below it (or on a fixture problem), 2 for bad input.
     """
+    if as_json and output_format not in (None, "json"):
+        raise click.UsageError(f"--json and --format {output_format} cannot be used together: give one of them")
+    output_format = "json" if as_json else output_format or "text"
     report = check_fixtures(skills_dir, answers_dir=answers_dir, skills=skill_names, min_score=min_score)
     for warning in report.warnings:
         click.echo(f"warning: {warning}", err=True)
-    if as_json:
-        click.echo(json.dumps(report.to_dict(), ensure_ascii=False))  # compact: 7x faster than indented
+    if output_format == "json":
+        echo_json(report.ok, report.to_dict(), indent=None)  # compact: 7x faster than indented
+    elif output_format == "junit":
+        from ..reports.junit_kinds import fixtures_junit
+
+        click.echo(fixtures_junit(report.to_dict()), nl=False)
     else:
         click.echo(render_text(report))
+    if in_github():
+        publish(fixtures_step(report, render_text(report).rsplit("\n", 1)[-1]), json_mode=output_format != "text")
     ctx.exit(EXIT_OK if report.ok else EXIT_GATE_FAILED)

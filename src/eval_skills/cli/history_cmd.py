@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import click
 
+from ._github import echo_json
 from ._globals import fitted_table, print_fitted
 
 
@@ -40,7 +40,7 @@ def history_command(skill_id: str, benchmark: str | None, limit: int | None, sto
     store_path = store or default_store(load_config(config_path))
     rows = history(store_path, skill_id, benchmark, limit)
     if as_json:
-        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        echo_json(True, {"evaluations": rows})
         return
     if not rows:  # a known skill with nothing on this benchmark: an empty listing, said on stderr
         click.echo(f"no evaluations of {skill_id} in {store_path}" + (f" on {benchmark}" if benchmark else ""),

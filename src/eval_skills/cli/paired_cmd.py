@@ -4,7 +4,6 @@ grade every run, and say how much the skill changes the result."""
 from __future__ import annotations
 
 import asyncio
-import json
 import signal
 import sys
 from pathlib import Path
@@ -14,6 +13,7 @@ import click
 
 from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED
 from ._agent_options import agent_options, build_agent, build_judge, judge_options, per_agent, verdict_cache
+from ._github import echo_json, junit_option, paired_outputs
 from ._options import FiniteFloat
 from ._ray_options import connect_cluster, executor_options, on_ray, ray_executor
 
@@ -89,6 +89,7 @@ def _warn(text: str) -> None:
                    "stop: nothing is run or written.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print benchmark.json to stdout instead of the summary (with --dry-run: the plan).")
+@junit_option("iteration-<n>")
 @click.pass_context
 def paired_command(ctx: click.Context, **params: Any) -> None:
     """Does the skill make the agent's work better? Each case runs with the skill and without it (or with
@@ -168,31 +169,40 @@ def paired_command(ctx: click.Context, **params: Any) -> None:
             continue
         executor = remote.get(id(agent)) or LocalExecutor(agent, concurrency=params["concurrency"])
         outcome, received = _run(plan, settings, executor, judge, store_path, show_progress=not params["as_json"])
-        outcomes.append((one, outcome))
+        gates = _gates(outcome.benchmark, params["min_delta"], params["min_delta_ci"], params["fail_underpowered"])
+        passed = not (gates or outcome.unmeasured or outcome.interrupted)
+        outcomes.append((one, outcome, gates, passed))
+        label = f"agent {one['agent']}: " if several else ""
+        written = paired_outputs(outcome, plan, params, passed=passed, failures=gates, label=label)
         if params["as_json"] and not several:
-            click.echo(json.dumps(outcome.benchmark.model_dump(mode="json"), indent=2, ensure_ascii=False))
+            echo_json(passed, outcome.benchmark.model_dump(mode="json"))
         elif not params["as_json"]:
             if several:
                 click.echo(f"agent {agent.name}" + (f" (model {one['model']})" if one["model"] else "") + ":")
             _print_summary(outcome, plan)
+            for file in written:
+                click.echo(f"wrote {file}")
         if outcome.interrupted:
             _interrupted(outcome, plan, received)
     if params["dry_run"]:
         return
     if several:
-        _portability(plan, outcomes, workspace, as_json=params["as_json"], seed=params["seed"])
-    for _, outcome in outcomes:
+        _portability(plan, [(one, outcome) for one, outcome, _, _ in outcomes], workspace, as_json=params["as_json"],
+                     seed=params["seed"], passed=all(passed for *_, passed in outcomes))
+    for _, outcome, _, _ in outcomes:
         if outcome.cut_short == "budget":
             _warn(f"--budget-tokens reached: {len(outcome.missing)} runs not started (finish with --resume "
                   f"--iteration {outcome.number})")
-    for _, outcome in outcomes:
+    for _, outcome, _, _ in outcomes:
         if outcome.unmeasured:
             click.echo(f"nothing measured: {outcome.unmeasured}; see {outcome.iteration / 'benchmark.md'}",
                        err=True)
             sys.exit(EXIT_GATE_FAILED)
-    for one, outcome in outcomes:
-        _gates(outcome.benchmark, params["min_delta"], params["min_delta_ci"], params["fail_underpowered"],
-               label=f"agent {one['agent']}: " if several else "")
+    for one, _, gates, _ in outcomes:
+        if gates:
+            click.echo("quality gate failed: " + (f"agent {one['agent']}: " if several else "") + "; ".join(gates),
+                       err=True)
+            sys.exit(EXIT_GATE_FAILED)
 
 
 def _interrupted(outcome: Any, plan: Any, received: int | None) -> None:
@@ -206,16 +216,15 @@ def _interrupted(outcome: Any, plan: Any, received: int | None) -> None:
     sys.exit(EXIT_TERMINATED if received == signal.SIGTERM else EXIT_INTERRUPTED)
 
 
-def _portability(plan: Any, outcomes: list[Any], workspace: Path, *, as_json: bool, seed: int) -> None:
+def _portability(plan: Any, outcomes: list[Any], workspace: Path, *, as_json: bool, seed: int, passed: bool) -> None:
     from ..paired.portability import portability, write_portability
 
     report = portability([(str(one["agent"]), one["model"], outcome.benchmark, outcome.iteration)
                           for one, outcome in outcomes], seed=seed)
     files = write_portability(workspace / "agents", report)
     if as_json:
-        click.echo(json.dumps({"portability": report, "benchmarks": {
-            str(one["agent"]): outcome.benchmark.model_dump(mode="json") for one, outcome in outcomes}},
-            indent=2, ensure_ascii=False))
+        echo_json(passed, {"portability": report, "benchmarks": {
+            str(one["agent"]): outcome.benchmark.model_dump(mode="json") for one, outcome in outcomes}})
         return
     click.echo(report["verdict"])
     for file in files:
@@ -243,8 +252,9 @@ def _check_assertions(plan: Any, judge: Any, *, strict: bool) -> list[dict[str, 
     return [f.as_dict() for f in findings]
 
 
-def _gates(bench: Any, min_delta: float | None, min_delta_ci: float | None, fail_underpowered: bool = False,
-           label: str = "") -> None:
+def _gates(bench: Any, min_delta: float | None, min_delta_ci: float | None,
+           fail_underpowered: bool = False) -> list[str]:
+    """The quality gates that failed, each said in a phrase ([] when none did)."""
     delta = bench.statistics.pass_rate_delta if bench.statistics else None
     failed = []
     design = (bench.statistics.design if bench.statistics else None) or {}
@@ -263,9 +273,7 @@ def _gates(bench: Any, min_delta: float | None, min_delta_ci: float | None, fail
         if low is None or low < min_delta_ci:
             failed.append(f"the interval's lower bound {'n/a' if low is None else f'{low:+.4f}'} is below "
                           f"--min-delta-ci {min_delta_ci:+g}")
-    if failed:
-        click.echo(f"quality gate failed: {label}" + "; ".join(failed), err=True)
-        sys.exit(EXIT_GATE_FAILED)
+    return failed
 
 
 def _run(plan: Any, settings: Any, executor: Any, judge: Any, store_path: Path | None,

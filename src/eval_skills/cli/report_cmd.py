@@ -11,6 +11,7 @@ from .._atomic import write_atomic
 from ..errors import InputError
 from ..reports import EXTENSIONS, load_report_file, normalize_formats, render
 from . import EXIT_GATE_FAILED
+from ._github import echo_json
 from ._globals import group
 from ._options import FiniteFloat
 
@@ -51,7 +52,7 @@ def convert_command(input_path: Path, fmt: str, output: Path | None, as_json: bo
         raise InputError("would replace the input report", file=str(target), hint="pass another --output")
     write_text(target, render(reports, name))
     if as_json:
-        click.echo(json.dumps({"input": str(input_path), "format": name, "output": str(target)}, indent=2))
+        echo_json(True, {"input": str(input_path), "format": name, "output": str(target)})
     else:
         click.echo(f"wrote {target}")
 
@@ -77,20 +78,19 @@ def diff_command(report_a: Path, report_b: Path, label_a: str | None, label_b: s
     label_a, label_b = label_a or report_a.name, label_b or report_b.name
     document = {"labelA": label_a, "labelB": label_b, **diff}
     markdown = render_diff_markdown(diff, label_a, label_b)
+    found = regressions(diff, fail_on_regression) if fail_on_regression is not None else []
     if output is not None:
         as_file = output.suffix.lower() == ".json"
         write_text(output, json.dumps(document, indent=2, ensure_ascii=False) + "\n" if as_file else markdown)
     if as_json:
-        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        echo_json(not found, document)
     elif output is None:
         click.echo(markdown, nl=False)
     else:
         click.echo(f"wrote {output}")
-    if fail_on_regression is not None:
-        found = regressions(diff, fail_on_regression)
-        if found:
-            listing = ", ".join(f"{skill} (-{drop:.4f})" if drop is not None else f"{skill} (no completion rate in "
-                                f"{label_b})" for skill, drop in found)
-            click.echo(f"regression: completion rate dropped by more than {fail_on_regression:g} for {listing}",
-                       err=True)
-            raise SystemExit(EXIT_GATE_FAILED)
+    if found:
+        listing = ", ".join(f"{skill} (-{drop:.4f})" if drop is not None else f"{skill} (no completion rate in "
+                            f"{label_b})" for skill, drop in found)
+        click.echo(f"regression: completion rate dropped by more than {fail_on_regression:g} for {listing}",
+                   err=True)
+        raise SystemExit(EXIT_GATE_FAILED)

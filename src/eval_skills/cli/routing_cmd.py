@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import signal
 import sys
 from pathlib import Path
@@ -14,6 +13,7 @@ import click
 from ..errors import InputError
 from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED
 from ._agent_options import agent_options, build_agent, one_agent
+from ._github import echo_json, junit_option, routing_outputs
 from ._optimize import check_optimize_flags, optimize_options, run_optimize_command
 from ._options import FiniteFloat, GreedyCommand
 from ._ray_options import connect_cluster, executor_options, on_ray, ray_executor
@@ -59,6 +59,7 @@ def _rate(value: float | None) -> str:
 @click.option("--json", "as_json", is_flag=True,
               help="Print routing_results.json (or the check, or with --dry-run the plan) on stdout.")
 @optimize_options
+@junit_option("routing-<n>")
 def routing_command(**params: Any) -> None:
     """Run each routing query through an agent with the skill (and the distractors) installed, and measure
     whether it invokes the skill when it should and only then: precision, recall, F1, accuracy.
@@ -125,10 +126,15 @@ def routing_command(**params: Any) -> None:
     outcome, signum = _run(plan, agent, settings, workspace, store_path,
                            show_progress=not params["as_json"] and sys.stderr.isatty(), executor=executor)
     results = outcome.results
+    gates = _gate_failures(results, params["min_f1"])
+    passed = not gates and not outcome.interrupted
+    written = routing_outputs(outcome, plan, params, passed=passed, failures=gates)
     if params["as_json"]:
-        click.echo(json.dumps(results.model_dump(mode="json"), indent=2, ensure_ascii=False))
+        echo_json(passed, results.model_dump(mode="json"))
     else:
         _print_summary(outcome, store_path)
+        for file in written:
+            click.echo(f"wrote {file}")
     errors = results.metadata["error_runs"]
     if errors:
         click.echo(f"warning: {errors} of {results.metadata['finished_runs']} runs were errors (see routing.md); "
@@ -137,24 +143,28 @@ def routing_command(**params: Any) -> None:
         click.echo(f"interrupted: {results.metadata['finished_runs']} of {plan.total} runs finished and were "
                    "recorded", err=True)
         sys.exit(EXIT_TERMINATED if signum == signal.SIGTERM else EXIT_INTERRUPTED)
-    finished = results.metadata["finished_runs"]
+    if gates:
+        click.echo(gates[0] + (f"; see {outcome.folder / 'routing.md'}" if gates[0].startswith("nothing") else ""),
+                   err=True)
+        sys.exit(EXIT_GATE_FAILED)
+
+
+def _gate_failures(results: Any, min_f1: float | None) -> list[str]:
+    """Why the test failed: every agent run failed, or F1 is undefined or below ``min_f1`` ([] when it passed)."""
+    errors, finished = results.metadata["error_runs"], results.metadata["finished_runs"]
     if finished and errors == finished:  # a wrong agent command, a missing key: no success
         first = next((run.error for q in results.queries for run in q.run_results if run.error), None)
         first = " ".join(str(first or "no reason given").split())
         first = first if len(first) <= 200 else first[:199] + "…"
-        click.echo(f"nothing measured: every agent run failed ({errors} error runs; the first: {first}); see "
-                   f"{outcome.folder / 'routing.md'}", err=True)
-        sys.exit(EXIT_GATE_FAILED)
-    min_f1 = params["min_f1"]
+        return [f"nothing measured: every agent run failed ({errors} error runs; the first: {first})"]
     if min_f1 is not None:
         f1 = results.metrics.f1
         if f1 is None:
             why = results.metrics.undefined.get("f1", "no query finished without error")
-            click.echo(f"quality gate failed: F1 is undefined ({why})", err=True)
-            sys.exit(EXIT_GATE_FAILED)
+            return [f"quality gate failed: F1 is undefined ({why})"]
         if f1 < min_f1:
-            click.echo(f"quality gate failed: F1 {f1:.4f} is below {min_f1}", err=True)
-            sys.exit(EXIT_GATE_FAILED)
+            return [f"quality gate failed: F1 {f1:.4f} is below {min_f1}"]
+    return []
 
 
 def _run(plan: Any, agent: Any, settings: Any, workspace: Path, store_path: Path | None, *,
@@ -238,7 +248,7 @@ def _static(skill_path: Path, queries: list[Any], as_json: bool) -> None:
 
     report = static_check(skill_path, queries)
     if as_json:
-        click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+        echo_json(report.ok, report.to_json())
     else:
         click.echo(f"Description check of {report.skill_name or '(no name)'} ({report.skill_path}); no agent ran")
         click.echo(f"description: {report.description_chars} characters, {report.description_words} words")

@@ -6,7 +6,6 @@ written for the selected skills only, and every candidate's results are recorded
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 from pathlib import Path
@@ -16,6 +15,7 @@ import click
 
 from ..errors import InputError
 from . import EXIT_GATE_FAILED
+from ._github import echo_json, publish_eval
 from ._globals import make_console
 from ._options import FiniteFloat, GreedyCommand
 from .eval_cmd import (
@@ -99,10 +99,11 @@ def run_command(ctx: click.Context, **params: Any) -> None:
     selection = picked[0] if picked else select_skills(skills, {}, strategy)
     chosen = {s["skillId"] for s in selection.selected}
     files = outcome.report_files
+    gate_failed = params["exit_on_fail"] and not chosen
+    passed = not gate_failed and not outcome.interrupted and signalled is None
     if params["as_json"]:
-        click.echo(json.dumps({**selection.to_json(), "reportFiles": [str(f) for f in files],
-                               "evaluationId": outcome.evaluation_id, "reports": outcome.reports},
-                              indent=2, ensure_ascii=False, default=str))
+        echo_json(passed, {**selection.to_json(), "reportFiles": [str(f) for f in files],
+                           "evaluationId": outcome.evaluation_id, "reports": outcome.reports}, default=str)
         if not chosen and not outcome.interrupted:
             click.echo("note: no skill met the selection: no report written", err=True)
     else:
@@ -120,8 +121,10 @@ def run_command(ctx: click.Context, **params: Any) -> None:
             console.print(f"stored as evaluation {outcome.evaluation_id} in {opts['store']}", markup=False)
         print_failures(console, outcome)
         warn_inputs(outcome.reports)
+    publish_eval("run", outcome, plan, passed=passed, below=[], min_completion=opts["min_completion"],
+                 gated=False, json_mode=params["as_json"], selected=sorted(chosen))
     exit_if_interrupted(outcome, signalled, plan.total)
-    if params["exit_on_fail"] and not chosen:
+    if gate_failed:
         click.echo("quality gate failed: no skill met the selection", err=True)
         sys.exit(EXIT_GATE_FAILED)
 

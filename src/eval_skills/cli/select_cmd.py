@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from ..errors import InputError
+from ._github import echo_json
 from ._globals import fitted_table, make_console, print_fitted
 from ._options import FiniteFloat, GreedyCommand
 
@@ -155,6 +156,6 @@ def select_command(source: Path, report_files: tuple[Path, ...], strategy_path: 
         click.echo(f"wrote {output}: {len(selection.selected)} selected, {len(selection.excluded)} excluded",
                    err=as_json)
     if as_json or (output is None and not sys.stdout.isatty()):  # piped: JSON, for scripts
-        click.echo(text)
+        echo_json(True, selection.to_json())
     elif output is None:  # a terminal: the table (--json for the JSON)
         print_selection(selection)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
 from ..formats.skill_folder import FolderCheck, check_skill_folder, find_skill_folders
 from . import EXIT_GATE_FAILED, EXIT_OK
+from ._github import echo_json, in_github, publish, validate_step
 
 
 def _summary(checks: list[FolderCheck]) -> str:
@@ -25,7 +25,7 @@ def _summary(checks: list[FolderCheck]) -> str:
 @click.option("--strict", is_flag=True,
               help="Frontmatter keys outside the Agent Skills specification are errors, as skills-ref has it "
                    "[default: warnings].")
-@click.option("--json", "as_json", is_flag=True, help='Print {"ok", "skills": [{folder, name, valid, problems}]}.')
+@click.option("--json", "as_json", is_flag=True, help='Print {"passed", "skills": [{folder, name, valid, problems}]}.')
 @click.pass_context
 def validate_command(ctx: click.Context, paths: tuple[Path, ...], strict: bool, as_json: bool) -> None:
     """Check Agent Skills folders: SKILL.md's frontmatter by the specification, evals/evals.json (and its
@@ -40,11 +40,12 @@ def validate_command(ctx: click.Context, paths: tuple[Path, ...], strict: bool, 
         folders += [f for f in find_skill_folders(path) if f not in folders]
     checks = [check_skill_folder(folder, strict=strict) for folder in folders]
     ok = all(c.valid for c in checks)
-    if as_json:
-        click.echo(json.dumps({"ok": ok, "strict": strict, "skills": [c.to_dict() for c in checks]},
-                              ensure_ascii=False))
+    if as_json:  # "ok" is "passed" under its earlier name
+        echo_json(ok, {"ok": ok, "strict": strict, "skills": [c.to_dict() for c in checks]}, indent=None)
     else:
         lines = [p.line() for c in checks for p in c.problems]
         lines.append(_summary(checks))
         click.echo("\n".join(lines))
+    if in_github():
+        publish(validate_step(checks, ok, _summary(checks)), json_mode=as_json)
     ctx.exit(EXIT_OK if ok else EXIT_GATE_FAILED)

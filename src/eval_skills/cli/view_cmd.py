@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import signal
 import sys
 from pathlib import Path
@@ -15,6 +14,7 @@ from ..errors import InputError
 if TYPE_CHECKING:
     from ..viewer.source import Source
 from . import EXIT_INTERRUPTED
+from ._github import echo_json
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 EXIT_TERMINATED = 143
@@ -103,7 +103,8 @@ def view_command(targets: tuple[Path, ...], iteration: int | None, evaluations: 
     if static_out is not None:
         out = viewer.write_static(source, static_out)
         if as_json:
-            click.echo(json.dumps({"output": str(out), "bytes": out.stat().st_size, "cases": len(source.cases())}))
+            echo_json(True, {"output": str(out), "bytes": out.stat().st_size, "cases": len(source.cases())},
+                      indent=None)
             return
         click.echo(f"Wrote {out} ({out.stat().st_size / 1024:,.0f} KiB, {len(source.cases())} cases). Open it in a "
                    + ("browser; its 'Download feedback.json' button saves your reviews." if source.feedback is not None
@@ -113,7 +114,7 @@ def view_command(targets: tuple[Path, ...], iteration: int | None, evaluations: 
     def ready(url: str) -> None:
         if as_json:
             feedback = str(source.feedback.path) if source.feedback is not None else None
-            click.echo(json.dumps({"url": url, "feedback": feedback}))
+            echo_json(True, {"url": url, "feedback": feedback}, indent=None)
         else:
             _say_ready(url)
         if open_browser:

@@ -84,7 +84,10 @@ def resolve_iteration(workspace: Path, iteration: int | None, resume: bool) -> t
                              "eval-skills paired", file=str(folder if number >= 1 else workspace),
                              field="--resume", hint="give the workspace and --iteration of an interrupted run")
         return number, folder
-    number = iteration if iteration is not None else next_number(workspace, "iteration")
+    if iteration is None:  # the next free one: a guess, as another run may claim it first (claim_iteration
+        number = next_number(workspace, "iteration")  # then takes the next), never a reason to refuse
+        return number, iteration_dir(workspace, number)
+    number = iteration
     folder = iteration_dir(workspace, number)
     if folder.exists() and any(folder.iterdir()):
         raise InputError("already holds runs", file=str(folder), field="--iteration",

@@ -161,11 +161,14 @@ REPORT_DEPTH = MAX_DEPTH + 8
 
 
 def load_report_file(path: Path) -> list[dict[str, Any]]:
-    """Read a JSON report file: an array of skill reports, or one report object (wrapped in a list).
+    """Read a JSON report file: an array of skill reports, one report object (wrapped in a list), or what
+    ``eval --json`` prints (its ``reports``).
     Reports written by the original eval-skills get the counts they lack (see :mod:`.original`)."""
     from ..formats._load import read_json  # lazily: pydantic is not needed to write reports
 
     data = read_json(Path(path), max_depth=REPORT_DEPTH)
+    if isinstance(data, dict) and "skillId" not in data and isinstance(data.get("reports"), list):
+        data = data["reports"]  # what eval --json and run --json print: {"passed", "reports": [...], ...}
     single = isinstance(data, dict)
     items = [data] if single else data
     if not isinstance(items, list):

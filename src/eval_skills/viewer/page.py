@@ -55,6 +55,13 @@ def static_csp(js: str, css: str) -> str:
             "connect-src 'none'; form-action 'none'; base-uri 'none'")
 
 
+def case_legend(source: Source, cases: list[Any]) -> dict[str, Any]:
+    """What the case list's badges mean: whose badge is which (in their order), what the number is, and the
+    colours (the thresholds of :func:`.render.rate_class`)."""
+    columns = list(dict.fromkeys(m.column for c in cases for m in c.marks if m.column))
+    return {"columns": columns, "meaning": getattr(source, "mark_meaning", "")}
+
+
 def render_page(source: Source, *, static: bool, token: str | None = None) -> str:
     """The whole page. Served: the shell, cases loaded on demand. Static: everything inside."""
     cases, tabs = source.cases(), source.tabs()
@@ -70,6 +77,7 @@ def render_page(source: Source, *, static: bool, token: str | None = None) -> st
     context: dict[str, Any] = {"static": static, "title": source.title, "facts": source.facts, "tabs": tabs,
                                "warnings": getattr(source, "warnings", []),
                                "cases": cases, "has_outputs": any(t.name == "outputs" for t in tabs),
+                               "legend": case_legend(source, cases),
                                "feedback": feedback is not None, "config_json": script_json(config)}
     if static:
         js, css = asset("viewer.js"), asset("viewer.css") + "\n" + asset("highlight.css")

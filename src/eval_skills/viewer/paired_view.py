@@ -55,6 +55,7 @@ class WorkspaceSource(IterationData):
         self.title = str(name or self.root.name.removesuffix("-workspace"))
         self.facts: list[tuple[str, str]] = [("workspace", str(self.root))]
         self.warnings: list[str] = unreadable_folders(iteration) if iteration is not None else []
+        self.mark_meaning = "the mean pass rate of the case's runs (the share of assertions passed)"
         if workspace.iteration is not None:
             self.facts.append(("iteration", f"{workspace.iteration} of {len(workspace.iterations)}"))
         if workspace.routing is not None:
@@ -80,7 +81,7 @@ class WorkspaceSource(IterationData):
             for arm in case.arms:
                 rate = rates.get(case.key, {}).get(arm)
                 text = "–" if rate is None else f"{rate * 100:.0f}%"
-                marks.append(Mark(text, rate_class(rate), f"{arm_label(arm)}: mean pass rate {text}"))
+                marks.append(Mark(text, rate_class(rate), f"{arm_label(arm)}: mean pass rate {text}", arm_label(arm)))
             entries.append(CaseEntry(case.key, case.key, marks))
         return entries
 

@@ -20,6 +20,7 @@ class Mark:
     text: str
     css: str
     title: str = ""
+    column: str = ""  # what it is a mark of (an arm, a skill): the case list's legend names each
 
 
 @dataclass(slots=True)

@@ -122,6 +122,7 @@ class ToolSource:
         self.benchmark_tasks: dict[str, Task] = {t.id: t for t in benchmark.tasks} if benchmark else {}
         skills = sorted({str(c.report.get("skillId")) for c in self.columns})
         self.title = ", ".join(skills) if len(skills) <= 3 else f"{len(skills)} skills"
+        self.mark_meaning = "the share of the task's runs that passed"
         self.facts = facts or []
         if benchmark is not None:
             self.facts.append(("benchmark", f"{benchmark.id} {benchmark.version}"))
@@ -150,7 +151,7 @@ class ToolSource:
             for column in self.columns:
                 rate = self._pass_rate(column, task)
                 text = "–" if rate is None else f"{rate * 100:.0f}%"
-                marks.append(Mark(text, rate_class(rate), f"{column.label}: {text} of runs passed"))
+                marks.append(Mark(text, rate_class(rate), f"{column.label}: {text} of runs passed", column.label))
             entries.append(CaseEntry(task, task, marks))
         return entries
 
