@@ -156,7 +156,7 @@ class ProcessAgent(Agent):
         parser = self.output_parser(ParseContext(tuple(installed), self.skills_subdir, workspace))
         raw = RawOutput()
         sandbox = self.sandbox
-        needs_folder = sandbox.kind != "none" or self.uses_prompt_file()
+        needs_folder = sandbox.kind != "none" or self.uses_prompt_file() or self.own_home
         with (tempfile.TemporaryDirectory(prefix="eval-skills-agent-", ignore_cleanup_errors=True) if needs_folder
               else contextlib.nullcontext(os.devnull)) as tmp:
             private = Path(tmp)
