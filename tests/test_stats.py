@@ -1,3 +1,5 @@
+import math
+
 import pytest
 
 from eval_skills.results import TaskResult, Usage
@@ -154,3 +156,12 @@ def test_wilson_interval():
     assert wilson_interval(8, 10) == (0.4902, 0.9433)
     assert wilson_interval(0, 4)[0] == 0.0 and wilson_interval(4, 4)[1] == 1.0
     assert wilson_interval(0, 0) is None
+
+
+def test_sample_summary_rounds_as_skill_creators_aggregator_does():
+    # 0.533 / 4 is a tie at the 4th decimal; the plain sum (skill-creator's arithmetic) lands below it, an exact
+    # sum above: the two tools must give the same figure for the same runs
+    values = [0.176, 0.133, 0.146, 0.078]
+    summary = sample_summary(values)
+    assert summary["mean"] == round(sum(values) / len(values), 4) == 0.1332
+    assert summary["stddev"] == round(math.sqrt(sum((v - 0.13325) ** 2 for v in values) / 3), 4)

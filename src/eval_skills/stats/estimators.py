@@ -37,9 +37,11 @@ def sample_summary(values: Sequence[float]) -> dict[str, float | None]:
     every field is None when there are no values."""
     if not values:
         return {"mean": None, "stddev": None, "min": None, "max": None}
-    stddev = statistics.stdev(values) if len(values) > 1 else 0.0
-    return {"mean": _r(math.fsum(values) / len(values)), "stddev": _r(stddev), "min": _r(min(values)),
-            "max": _r(max(values))}
+    # the arithmetic of skill-creator's aggregator (plain sums), so that a tie at the 4th decimal rounds the
+    # same way in both and the two tools give the same figures for the same runs
+    mean = sum(values) / len(values)
+    stddev = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)) if len(values) > 1 else 0.0
+    return {"mean": _r(mean), "stddev": _r(stddev), "min": _r(min(values)), "max": _r(max(values))}
 
 
 def _check_counts(n: int, c: int, k: int) -> None:
