@@ -248,6 +248,7 @@ def test_a_changed_expected_output_and_judge_errors_are_asked_again(tmp_path: Pa
                   env={"FAKE_JUDGE_LOG": str(log), "FAKE_JUDGE_MODE": "crash"})
     assert out.returncode == 0, out.stderr
     bench = json.loads(out.stdout)
+    assert bench["passed"] is True  # the field every --json carries: the command exits 0
     assert bench["metadata"]["grading_version"] == 2
     assert any("2 runs with judge errors" in n for n in bench["notes"])
     case1 = grading(iteration, 1, "with_skill")

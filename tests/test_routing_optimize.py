@@ -127,9 +127,11 @@ def test_a_description_that_fixes_the_missed_triggers_wins_and_is_written(tmp_pa
 
 
 def test_a_candidate_that_fits_train_but_fails_held_out_loses(tmp_path: Path, skill: Path) -> None:
-    out = cli(skill, tmp_path, {"replies": [OVERFIT]}, "--write")
+    out = cli(skill, tmp_path, {"replies": [OVERFIT]}, "--write", "--json")
     assert out.returncode == 0, out.stderr
     result = saved(tmp_path)
+    printed = json.loads(out.stdout)
+    assert printed["passed"] is True and printed["candidates"] == result["candidates"]
     assert [(c["train"]["f1"], c["test"]["f1"]) for c in result["candidates"]] == [(0.6667, 0.5), (1.0, 0.4)]
     assert result["metadata"]["stop_reason"] == "train_perfect"
     assert result["winner"]["number"] == 1 and result["winner"]["beats_original"] is False

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import signal
 import sys
 from collections.abc import Callable
@@ -14,6 +13,7 @@ import click
 
 from ..errors import InputError
 from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED
+from ._github import echo_json
 from ._options import FiniteFloat
 
 __all__ = ["OPTIMIZE_ONLY", "build_improver", "optimize_options", "run_optimize_command"]
@@ -105,7 +105,8 @@ def run_optimize_command(params: dict[str, Any], plan: Any, agent: Any, settings
     outcome, signum = _run(plan, agent, improver, opt, settings, workspace, store_path, params, executor)
     results = outcome.results
     if params["as_json"]:
-        click.echo(json.dumps(results.model_dump(mode="json"), indent=2, ensure_ascii=False))
+        passed = not outcome.interrupted and results.metadata.get("stop_reason") != "errors"
+        echo_json(passed, results.model_dump(mode="json"))
     else:
         print_table(results, outcome.folder)
     winner = results.winner

@@ -4,7 +4,6 @@ another judge, without running any agent; and refresh how far to trust the judge
 from __future__ import annotations
 
 import asyncio
-import json
 import signal
 import sys
 from pathlib import Path
@@ -14,6 +13,7 @@ import click
 
 from ._agent_options import build_judge, judge_options, verdict_cache
 from ._exits import EXIT_INTERRUPTED, EXIT_TERMINATED
+from ._github import echo_json
 
 
 @click.command("regrade")
@@ -82,7 +82,7 @@ def regrade_command(**params: Any) -> None:
         sys.exit(EXIT_TERMINATED if received and received[0] == signal.SIGTERM else EXIT_INTERRUPTED)
     bench = outcome.benchmark
     if params["as_json"]:
-        click.echo(json.dumps(bench.model_dump(mode="json") if bench else {}, indent=2, ensure_ascii=False))
+        echo_json(True, bench.model_dump(mode="json") if bench else {})
         return
     if not params["agreement_only"]:
         changes = [f"{len(outcome.added)} assertions added", f"{len(outcome.removed)} removed",
