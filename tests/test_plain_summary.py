@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
+from eval_skills.cli._eval_summary import summary_table
 from eval_skills.cli._plain_summary import plain_output, plain_summary
-from eval_skills.cli.eval_cmd import summary_table
 
 PLAIN = st.text(st.characters(min_codepoint=33, max_codepoint=126), max_size=60)
 RATE = st.none() | st.floats(min_value=0, max_value=1)

@@ -1,6 +1,6 @@
 """The eval summary as plain text, for output that is not a terminal, without loading rich.
 
-It writes exactly what rich writes for the table of :func:`~eval_skills.cli.eval_cmd.summary_table` (the cells
+It writes exactly what rich writes for the table of :func:`~eval_skills.cli._eval_summary.summary_table` (the cells
 and widths of both come from here) on a console that is not a terminal (no styles): the title and every line
 padded to the table's width, columns two spaces apart, numbers right-aligned, the skill and version folded into
 their columns' widths. It takes only the plain case: every cell printable ASCII without spaces, every line after

@@ -66,43 +66,6 @@ def resolve_settings(ctx: click.Context, params: dict[str, Any], config: Config)
     return out
 
 
-def summary_table(reports: list[dict[str, Any]], width: int = 80) -> Any:
-    """The per-skill summary for a ``width``-column console. Numbers never wrap or get cut: the skill and
-    version fold into the room the numbers leave (3 : 1, at least 5 and 7 columns). The table's own width
-    is ``table.width``: more than ``width`` only when even that much room is not there (print it on a
-    console that wide; see :func:`print_summary`)."""
-    from rich.table import Table
-    from rich.text import Text
-
-    from ._plain_summary import SUMMARY_NAMES, summary_cells, summary_widths
-
-    rows = summary_cells(reports)
-    widths = summary_widths(rows, width)
-    table = Table(title="eval-skills results", title_justify="left", box=None, padding=(0, 1), pad_edge=False,
-                  header_style="bold underline")
-    table.add_column("skill", overflow="fold", width=widths[0])
-    table.add_column("version", overflow="fold", width=widths[1])
-    for name, size in zip(SUMMARY_NAMES[2:], widths[2:], strict=True):
-        table.add_column(name, justify="right", no_wrap=True, width=size)
-    for row in rows:  # a version such as "1.0[/]" is text, not rich markup
-        table.add_row(Text(row[0]), Text(row[1]), *row[2:])
-    table.width = sum(widths) + 2 * (len(SUMMARY_NAMES) - 1)
-    return table
-
-
-def print_summary(console: Any, reports: list[dict[str, Any]]) -> Any:
-    """Print the summary table on ``console``; returns the console to print the lines after it on: one at
-    least as wide as the table, so a narrower terminal (or ``COLUMNS=0``) wraps lines rather than cutting
-    numbers or dropping columns and report paths."""
-    from rich.console import Console
-
-    table = summary_table(reports, max(console.width, 0))
-    if console.width < table.width:
-        console = Console(width=table.width, highlight=False)
-    console.print(table)
-    return console
-
-
 @click.command("eval", cls=GreedyCommand, greedy=("--skills", "--format", "--benchmarks-dir"))
 @click.option("--skills", "skills", multiple=True, required=True, type=click.Path(path_type=Path),
               help="Skill file(s) or folder(s); a folder is searched for skill.json. Several may follow.")
@@ -275,18 +238,12 @@ def _show(outcome: Any, opts: dict[str, Any], as_json: bool, passed: bool) -> No
     else:
         from rich.console import Console
 
+        from ._eval_summary import print_summary
+
         console = print_summary(Console(), outcome.reports)  # a terminal's width; piped: COLUMNS, else 80
         for line in lines:
             console.print(line, highlight=False, soft_wrap=True, markup=False)
     warn_inputs(outcome.reports)
-
-
-def print_failures(console: Any, outcome: Any) -> None:
-    """The tasks that did not pass, under the table (at most 10, and where the full list is)."""
-    from ._eval_notes import failure_lines
-
-    for line in failure_lines(outcome.results, outcome.report_files):
-        console.print(line, highlight=False, soft_wrap=True, markup=False)
 
 
 def dry_run(plan: Any, settings: Any, opts: dict[str, Any], params: dict[str, Any]) -> None:

@@ -15,6 +15,7 @@ import click
 
 from ..errors import InputError
 from . import EXIT_GATE_FAILED
+from ._eval_summary import print_failures, print_summary
 from ._github import echo_json, publish_eval
 from ._globals import make_console
 from ._options import FiniteFloat, GreedyCommand
@@ -23,8 +24,6 @@ from .eval_cmd import (
     eval_command,
     exit_if_interrupted,
     prepare_evaluation,
-    print_failures,
-    print_summary,
     resolve_settings,
     run_evaluation,
     warn_inputs,
