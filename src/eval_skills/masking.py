@@ -38,8 +38,14 @@ _URL_CREDENTIALS = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://([^\s/?#@:]*):([^\s/?
 
 def secret_values(env: Mapping[str, str], extra: Iterable[str | None] = ()) -> tuple[str, ...]:
     """The secrets ``env`` holds (see the module's rule) and ``extra`` (keys given otherwise), longest first."""
-    found = {value for name, value in env.items() if _SECRET_NAME.search(name)}
-    for value in env.values():
+    # every agent run and judge call asks this of the same few environments: the scan is kept for the last ones
+    return _secret_values(tuple(env.items()), tuple(extra))
+
+
+@lru_cache(maxsize=16)
+def _secret_values(env: tuple[tuple[str, str], ...], extra: tuple[str | None, ...]) -> tuple[str, ...]:
+    found = {value for name, value in env if _SECRET_NAME.search(name)}
+    for _, value in env:
         if "://" in value:
             for match in _URL_CREDENTIALS.finditer(value):
                 found.add(f"{match.group(1)}:{match.group(2)}")
