@@ -114,3 +114,13 @@ def test_tasks_file_accepts_array_or_benchmark(tmp_path):
     assert load_tasks_file(obj).id == "custom"
     bad = write(tmp_path / "v.json", [{"id": "a"}, {"description": "no id"}])
     assert f"{bad}: $[1].id: required field is missing" in error_line(load_tasks_file, bad)
+
+
+def test_a_field_path_quotes_keys_that_are_not_plain_so_the_error_stays_one_line():
+    from eval_skills.formats._load import json_path
+
+    assert json_path(("tasks", 3, "id")) == "$.tasks[3].id"
+    assert json_path(("input-data", "größe")) == "$.input-data.größe"
+    assert json_path(("\n",)) == '$["\\n"]'
+    assert json_path(("a b", 0, 'q"x', "x.y")) == '$["a b"][0]["q\\"x"]["x.y"]'
+    assert json_path(("\u2028",)) == '$["\\u2028"]'

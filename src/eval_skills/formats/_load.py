@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import difflib
+import json
+import re
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -16,11 +18,20 @@ M = TypeVar("M")
 MAX_JSON_BYTES = 256 << 20  # a JSON file larger than this is refused, not read
 
 
+_PLAIN_KEY = re.compile(r"[^\s.\[\]\"'\\$]+")
+
+
 def json_path(loc: tuple[int | str, ...] | list[int | str]) -> str:
-    """``("tasks", 3, "id")`` -> ``$.tasks[3].id``."""
+    """``("tasks", 3, "id")`` -> ``$.tasks[3].id``; a key that is not plain text (a space, a dot, a bracket, a
+    quote, a control character: keys are untrusted) is quoted as JSON, ``$["a b"]``, so the path stays one line."""
     out = "$"
     for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif _PLAIN_KEY.fullmatch(str(part)) and str(part).isprintable():
+            out += f".{part}"
+        else:
+            out += f"[{json.dumps(str(part))}]"
     return out
 
 
