@@ -125,7 +125,9 @@ def run_summary(plan: PairedPlan, records: dict[str, RunRecord]) -> dict[str, An
     means: dict[str, dict[str, float | None]] = {}
     for arm in plan.arms:
         runs = [r for r in records.values() if r.arm == arm]
-        ok = [r for r in runs if r.ok]
+        # summed in the order skill-creator's aggregator reads the folders (eval-<case>/<arm>/run-<n>, names
+        # sorted as text): a float sum depends on its order, and a tie at the 4th decimal on the sum
+        ok = sorted((r for r in runs if r.ok), key=lambda r: (f"eval-{r.case_key}", f"run-{r.number}"))
         values = {"pass_rate": [rate for r in ok if (rate := _rate(r)) is not None],
                   # as each run's files hold it (3 decimals), so skill-creator's aggregator gets the same figures
                   "time_seconds": [round(r.duration_s, 3) for r in ok],
