@@ -1,8 +1,9 @@
 """What running an agent costs the harness, beyond the agent itself.
 
 1. Per run: a no-op agent program (``sh`` printing one ``final`` event) run N times as a ``command`` agent with
-   the ``events`` parser, each in a fresh workspace (five fixture files copied in, one skill installed), the
-   run recorded (``transcript.jsonl``, the result as JSON, the raw stdout) as a paired run would; against a
+   the ``events`` parser, each through the local executor's slot as ``paired`` runs it (a fresh private
+   folder, five fixture files written, one skill installed, the outputs collected, the folder removed) and
+   recorded with ``paired``'s own ``write_run`` (outputs, ``transcript.jsonl``, raw stdout, ``timing.json``); against a
    bare spawn of the same program in an existing folder (its own session, stdout read, exit awaited). The
    difference per run is the harness's cost: workspace preparation, skill install, the snapshots that find
    changed files, parsing, recording.
@@ -28,7 +29,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from eval_skills.agents import AgentRequest, create_agent
+from eval_skills.agents import create_agent
+from eval_skills.agents.bundle import read_bundle
+from eval_skills.agents.workdir import RunFolders
+from eval_skills.paired import LocalExecutor
+from eval_skills.paired.executor import RunSpec
+from eval_skills.paired.record import write_run
 
 NOOP = ["/bin/sh", "-c", "printf '%s\\n' '{\"type\": \"final\", \"text\": \"done\"}'"]
 SKILL_MD = "---\nname: noop-skill\ndescription: Does nothing.\n---\nDo nothing.\n"
@@ -44,38 +50,28 @@ def make_skill(root: Path) -> Path:
     return skill
 
 
-def make_fixtures(root: Path) -> Path:
-    fixtures = root / "fixtures"
-    (fixtures / "data").mkdir(parents=True)
-    for k in range(5):
-        (fixtures / "data" / f"file-{k}.txt").write_text(f"fixture {k}\n" * 50)
-    return fixtures
-
-
-def record(result, folder: Path) -> None:
-    """What a paired run writes per run."""
-    (folder / "outputs").mkdir(parents=True, exist_ok=True)
-    (folder / "outputs" / "response.md").write_text(result.response or "")
-    with open(folder / "transcript.jsonl", "w") as out:
-        for event in result.transcript:
-            out.write(event.model_dump_json() + "\n")
-    (folder / "result.json").write_text(json.dumps(result.to_json()))
-    result.raw_stdout.save(folder / "stdout.log")
+FIXTURES = {f"data/file-{k}.txt": f"fixture {k}\n".encode() * 50 for k in range(5)}
 
 
 async def harness_runs(root: Path, n: int) -> list[float]:
+    """Each run as ``paired`` makes it: a slot of the local executor (a fresh private folder, the fixtures
+    written, the skill installed, the agent run, its outputs collected, the folder removed), then the run's
+    records (``write_run``: outputs, transcript, raw stdout, timing)."""
     agent = create_agent("command", command=NOOP, output="events")
-    skill = make_skill(root)
-    fixtures = make_fixtures(root)
+    skill = read_bundle(make_skill(root))
+    executor = LocalExecutor(agent, concurrency=1)
+    folders = RunFolders(prefix="agent-overhead-", scratch=root)
     times = []
-    for i in range(n):
-        started = time.perf_counter()
-        ws = root / "ws" / f"run-{i}"
-        shutil.copytree(fixtures, ws)  # the workspace, prepared as a paired run prepares it
-        result = await agent.run(AgentRequest("do nothing", ws, skills=[skill], timeout=30))
-        assert result.status == "ok" and result.response == "done", result.error
-        record(result, root / "records" / f"run-{i}")
-        times.append(time.perf_counter() - started)
+    try:
+        for i in range(n):
+            started = time.perf_counter()
+            spec = RunSpec(run_id=f"run-{i}", prompt="do nothing", files=FIXTURES, skills=(skill,), timeout=30)
+            out = await executor.run_one(spec, folders)
+            assert out.status == "ok" and out.response == "done", out.error
+            write_run(root / "records" / f"run-{i}", out, case_key="1", arm="with_skill", number=1)
+            times.append(time.perf_counter() - started)
+    finally:
+        folders.close()
     return times
 
 
