@@ -1,7 +1,7 @@
 """What running an agent costs the harness, beyond the agent itself.
 
 1. Per run: a no-op agent program (``sh`` printing one ``final`` event) run N times as a ``command`` agent with
-   the ``events`` parser, each through the local executor's slot as ``paired`` runs it (a fresh private
+   the ``events`` parser, each through the local executor as ``paired`` runs it (one slot: a fresh private
    folder, five fixture files written, one skill installed, the outputs collected, the folder removed) and
    recorded with ``paired``'s own ``write_run`` (outputs, ``transcript.jsonl``, raw stdout, ``timing.json``); against a
    bare spawn of the same program in an existing folder (its own session, stdout read, exit awaited). The
@@ -31,7 +31,6 @@ from pathlib import Path
 
 from eval_skills.agents import create_agent
 from eval_skills.agents.bundle import read_bundle
-from eval_skills.agents.workdir import RunFolders
 from eval_skills.paired import LocalExecutor
 from eval_skills.paired.executor import RunSpec
 from eval_skills.paired.record import write_run
@@ -42,8 +41,8 @@ SKILL_MD = "---\nname: noop-skill\ndescription: Does nothing.\n---\nDo nothing.\
 
 def make_skill(root: Path) -> Path:
     skill = root / "noop-skill"
-    (skill / "references").mkdir(parents=True)
-    (skill / "evals").mkdir()
+    (skill / "references").mkdir(parents=True, exist_ok=True)
+    (skill / "evals").mkdir(exist_ok=True)
     (skill / "SKILL.md").write_text(SKILL_MD)
     (skill / "references" / "guide.md").write_text("guide\n" * 100)
     (skill / "evals" / "evals.json").write_text('{"evals": []}')
@@ -54,24 +53,22 @@ FIXTURES = {f"data/file-{k}.txt": f"fixture {k}\n".encode() * 50 for k in range(
 
 
 async def harness_runs(root: Path, n: int) -> list[float]:
-    """Each run as ``paired`` makes it: a slot of the local executor (a fresh private folder, the fixtures
-    written, the skill installed, the agent run, its outputs collected, the folder removed), then the run's
-    records (``write_run``: outputs, transcript, raw stdout, timing)."""
+    """Each run as ``paired`` makes it: the local executor (one slot: a fresh private folder, the fixtures
+    written, the skill installed, the agent run, its outputs collected, the folder removed in the background),
+    then the run's records (``write_run``: outputs, transcript, raw stdout, timing) before the next run
+    starts. A run's time is from the end of the previous run's records to the end of its own."""
     agent = create_agent("command", command=NOOP, output="events")
     skill = read_bundle(make_skill(root))
-    executor = LocalExecutor(agent, concurrency=1)
-    folders = RunFolders(prefix="agent-overhead-", scratch=root)
+    executor = LocalExecutor(agent, concurrency=1, scratch=root)
+    specs = (RunSpec(run_id=f"run-{i}", prompt="do nothing", files=FIXTURES, skills=(skill,), timeout=30)
+             for i in range(n))
     times = []
-    try:
-        for i in range(n):
-            started = time.perf_counter()
-            spec = RunSpec(run_id=f"run-{i}", prompt="do nothing", files=FIXTURES, skills=(skill,), timeout=30)
-            out = await executor.run_one(spec, folders)
-            assert out.status == "ok" and out.response == "done", out.error
-            write_run(root / "records" / f"run-{i}", out, case_key="1", arm="with_skill", number=1)
-            times.append(time.perf_counter() - started)
-    finally:
-        folders.close()
+    started = time.perf_counter()
+    async for out in executor.run(specs):
+        assert out.status == "ok" and out.response == "done", out.error
+        write_run(root / "records" / out.run_id, out, case_key="1", arm="with_skill", number=1)
+        times.append(time.perf_counter() - started)
+        started = time.perf_counter()
     return times
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..errors import InputError
+from ..formats.skill_files import read_regular
 from ..formats.workspace import ABSummary, Benchmark, BenchmarkStatistics, Comparison, Feedback, Review, review_time
 from ..reports.markdown import md_cell
 from .plan import PairedPlan
@@ -186,9 +188,9 @@ def write_feedback(iteration: Path, run_ids: list[str], given: Feedback | None =
     path = iteration / "feedback.json"
     feedback = given
     if feedback is None and path.is_file():
-        try:
-            feedback = Feedback.model_validate_json(path.read_bytes())
-        except ValueError:
+        try:  # read as a regular file only: one swapped for a FIFO after the check never blocks the run
+            feedback = Feedback.model_validate_json(read_regular(path))
+        except (InputError, ValueError):
             feedback = None
     feedback = feedback.model_copy(deep=True) if feedback is not None else Feedback()
     known = {review.run_id for review in feedback.reviews}
