@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
-import asyncio
-import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..errors import InputError
-from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED
+from . import EXIT_GATE_FAILED
 from ._github import echo_json
 from ._options import FiniteFloat
+from ._signals import exit_for, run_until_signalled
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = ["OPTIMIZE_ONLY", "build_improver", "optimize_options", "run_optimize_command"]
 
-EXIT_TERMINATED = 143
 F = Callable[..., Any]
 # option -> its flag: given without --optimize, it is refused rather than ignored
 OPTIMIZE_ONLY = {"iterations": "--iterations", "holdout": "--holdout", "improver": "--improver",
@@ -115,7 +116,7 @@ def run_optimize_command(params: dict[str, Any], plan: Any, agent: Any, settings
     if outcome.interrupted:
         click.echo(f"interrupted: {len(results.candidates)} candidate(s) recorded in {outcome.folder}; continue "
                    "with --resume", err=True)
-        sys.exit(EXIT_TERMINATED if signum == signal.SIGTERM else EXIT_INTERRUPTED)
+        exit_for(signum)
     if results.metadata.get("stop_reason") == "budget":
         click.echo(f"--budget-tokens reached: {results.metadata.get('stop_detail')}", err=True)
     if results.metadata.get("stop_reason") == "improver":
@@ -212,19 +213,9 @@ def _run(plan: Any, agent: Any, improver: Any, opt: Any, settings: Any, workspac
          params: dict[str, Any], executor: Any = None) -> tuple[Any, int | None]:
     from ..routing.optimize import run_optimize
 
-    received: list[int] = []
     show = not params["as_json"] and sys.stderr.isatty()
 
-    async def main() -> Any:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-
-        def interrupt(signum: int) -> None:
-            received.append(signum)
-            stop.set()
-
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, interrupt, signum)
+    async def main(stop: asyncio.Event) -> Any:
         progress: Any = None
         on_run = on_step = None
         if show:
@@ -249,8 +240,5 @@ def _run(plan: Any, agent: Any, improver: Any, opt: Any, settings: Any, workspac
         finally:
             if progress is not None:
                 progress.stop()
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                loop.remove_signal_handler(signum)
 
-    outcome = asyncio.run(main())
-    return outcome, (received[0] if received else None)
+    return run_until_signalled(main)

@@ -12,13 +12,16 @@ import click
 
 from ..errors import InputError
 from ..reports import FORMATS, normalize_formats
-from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_TERMINATED
+from . import EXIT_GATE_FAILED
 from ._agent_options import judge_options
 from ._github import echo_json, publish_eval
 from ._options import FiniteFloat, GreedyCommand, split_words
 from ._ray_options import eval_scheduler, executor_options
+from ._signals import exit_for, run_until_signalled
 
 if TYPE_CHECKING:  # pydantic and asyncio are imported when a command runs, not for --help
+    import asyncio
+
     from ..config import Config
 
 log = logging.getLogger("eval_skills.eval")
@@ -204,9 +207,7 @@ def exit_if_interrupted(outcome: Any, signalled: int | None, total: int) -> None
     reports were written; what finished is recorded."""
     if outcome.interrupted or signalled is not None:
         click.echo(f"interrupted: {len(outcome.results)} of {total} items finished and were recorded", err=True)
-        import signal
-
-        sys.exit(EXIT_TERMINATED if signalled == signal.SIGTERM else EXIT_INTERRUPTED)
+        exit_for(signalled)
 
 
 def warn_inputs(reports: list[dict[str, Any]]) -> None:
@@ -301,9 +302,6 @@ def run_evaluation(plan: Any, settings: Any, opts: dict[str, Any], params: dict[
                    keep: Any = None, scheduler: Any = None) -> tuple[Any, int | None]:
     """Run with a progress bar on a terminal; Ctrl-C and SIGTERM stop the run and keep what finished.
     Returns the outcome and the signal that stopped it, if one did. ``keep`` picks the reports written."""
-    import asyncio
-    import signal
-
     from ..tool_skills.evaluation import evaluate
     from ._eval_notes import overridden_timeout_note
 
@@ -312,18 +310,8 @@ def run_evaluation(plan: Any, settings: Any, opts: dict[str, Any], params: dict[
         click.echo(note, err=True)
     show_progress = not params["as_json"] and sys.stderr.isatty()
     store_path = None if params["no_store"] else opts["store"]
-    signalled: list[int] = []
 
-    async def main() -> Any:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-
-        def stop_on(signum: int) -> None:
-            signalled.append(signum)
-            stop.set()
-
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, stop_on, signum)
+    async def main(stop: asyncio.Event) -> Any:
         progress = None
         bar: Any = None
         debug = log.isEnabledFor(logging.DEBUG)  # -vv: one line per task result
@@ -353,13 +341,5 @@ def run_evaluation(plan: Any, settings: Any, opts: dict[str, Any], params: dict[
         finally:
             if progress is not None:
                 progress.stop()
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                loop.remove_signal_handler(signum)
 
-    previous = signal.getsignal(signal.SIGTERM)
-    try:
-        outcome = asyncio.run(main())
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)  # asyncio leaves the default handler behind
-    return outcome, signalled[0] if signalled else None
+    return run_until_signalled(main)

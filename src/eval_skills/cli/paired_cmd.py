@@ -3,21 +3,21 @@ grade every run, and say how much the skill changes the result."""
 
 from __future__ import annotations
 
-import asyncio
-import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED
+from . import EXIT_GATE_FAILED
 from ._agent_options import agent_options, build_agent, build_judge, judge_options, per_agent, verdict_cache
 from ._github import echo_json, junit_option, paired_outputs
 from ._options import FiniteFloat
 from ._ray_options import connect_cluster, executor_options, on_ray, ray_executor
+from ._signals import exit_for, run_until_signalled
 
-EXIT_TERMINATED = 143
+if TYPE_CHECKING:
+    import asyncio
 
 
 def _warn(text: str) -> None:
@@ -213,7 +213,7 @@ def _interrupted(outcome: Any, plan: Any, received: int | None) -> None:
     left += [f"{len(pending)} run pairs not compared"] if pending else []
     click.echo(f"interrupted: {', '.join(left)}; every finished run was kept (finish with --resume "
                f"--iteration {outcome.number})", err=True)
-    sys.exit(EXIT_TERMINATED if received == signal.SIGTERM else EXIT_INTERRUPTED)
+    exit_for(received)
 
 
 def _portability(plan: Any, outcomes: list[Any], workspace: Path, *, as_json: bool, seed: int, passed: bool) -> None:
@@ -232,6 +232,8 @@ def _portability(plan: Any, outcomes: list[Any], workspace: Path, *, as_json: bo
 
 
 def _check_assertions(plan: Any, judge: Any, *, strict: bool) -> list[dict[str, Any]]:
+    import asyncio
+
     from ..formats.untrusted import shown_text
     from ..paired.assertion_check import check_assertions
 
@@ -278,21 +280,12 @@ def _gates(bench: Any, min_delta: float | None, min_delta_ci: float | None,
 
 def _run(plan: Any, settings: Any, executor: Any, judge: Any, store_path: Path | None,
          *, show_progress: bool) -> tuple[Any, int | None]:
+    import asyncio
+
     from ..paired import run_paired, thread_pool
 
-    received: list[int] = []
-
-    async def main() -> Any:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        loop.set_default_executor(thread_pool(settings.concurrency))
-
-        def interrupt(sig: int) -> None:
-            received.append(sig)
-            stop.set()
-
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, interrupt, sig)
+    async def main(stop: asyncio.Event) -> Any:
+        asyncio.get_running_loop().set_default_executor(thread_pool(settings.concurrency))
         progress = bar = None
         on_progress = None
         if show_progress and sys.stderr.isatty():
@@ -314,11 +307,8 @@ def _run(plan: Any, settings: Any, executor: Any, judge: Any, store_path: Path |
         finally:
             if progress is not None:
                 progress.stop()
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                loop.remove_signal_handler(sig)
 
-    outcome = asyncio.run(main())
-    return outcome, received[0] if received else None
+    return run_until_signalled(main)
 
 
 def _print_summary(outcome: Any, plan: Any) -> None:

@@ -3,17 +3,17 @@ another judge, without running any agent; and refresh how far to trust the judge
 
 from __future__ import annotations
 
-import asyncio
-import signal
-import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ._agent_options import build_judge, judge_options, verdict_cache
-from ._exits import EXIT_INTERRUPTED, EXIT_TERMINATED
 from ._github import echo_json
+from ._signals import exit_for, run_until_signalled
+
+if TYPE_CHECKING:
+    import asyncio
 
 
 @click.command("regrade")
@@ -57,29 +57,15 @@ def regrade_command(**params: Any) -> None:
     settings = RegradeSettings(workspace=params["workspace"], iteration=params["iteration"],
                                evals_path=params["evals_path"], resume=params["resume"],
                                concurrency=params["concurrency"], agreement_only=params["agreement_only"])
-    received: list[int] = []
 
-    async def main() -> Any:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
+    async def main(stop: asyncio.Event) -> Any:
+        return await run_regrade(settings, judge=judge, store_path=store_path, stop=stop)
 
-        def interrupt(sig: int) -> None:
-            received.append(sig)
-            stop.set()
-
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, interrupt, sig)
-        try:
-            return await run_regrade(settings, judge=judge, store_path=store_path, stop=stop)
-        finally:
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                loop.remove_signal_handler(sig)
-
-    outcome = asyncio.run(main())
+    outcome, received = run_until_signalled(main)
     if outcome.interrupted:
         click.echo(f"interrupted: {outcome.graded} runs graded into version {outcome.version} were kept (finish "
                    f"with eval-skills regrade {params['workspace']} --iteration {outcome.number} --resume)", err=True)
-        sys.exit(EXIT_TERMINATED if received and received[0] == signal.SIGTERM else EXIT_INTERRUPTED)
+        exit_for(received)
     bench = outcome.benchmark
     if params["as_json"]:
         echo_json(True, bench.model_dump(mode="json") if bench else {})

@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-import asyncio
-import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..errors import InputError
-from . import EXIT_GATE_FAILED, EXIT_INTERRUPTED
+from . import EXIT_GATE_FAILED
 from ._agent_options import agent_options, build_agent, one_agent
 from ._github import echo_json, junit_option, routing_outputs
 from ._optimize import check_optimize_flags, optimize_options, run_optimize_command
 from ._options import FiniteFloat, GreedyCommand
 from ._ray_options import connect_cluster, executor_options, on_ray, ray_executor
+from ._signals import exit_for, run_until_signalled
 
-EXIT_TERMINATED = 143
+if TYPE_CHECKING:
+    import asyncio
 
 
 def _queries(count: int) -> str:
@@ -142,7 +142,7 @@ def routing_command(**params: Any) -> None:
     if outcome.interrupted:
         click.echo(f"interrupted: {results.metadata['finished_runs']} of {plan.total} runs finished and were "
                    "recorded", err=True)
-        sys.exit(EXIT_TERMINATED if signum == signal.SIGTERM else EXIT_INTERRUPTED)
+        exit_for(signum)
     if gates:
         click.echo(gates[0] + (f"; see {outcome.folder / 'routing.md'}" if gates[0].startswith("nothing") else ""),
                    err=True)
@@ -171,18 +171,7 @@ def _run(plan: Any, agent: Any, settings: Any, workspace: Path, store_path: Path
          show_progress: bool, executor: Any = None) -> tuple[Any, int | None]:
     from ..routing import run_routing
 
-    received: list[int] = []
-
-    async def main() -> Any:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-
-        def interrupt(signum: int) -> None:
-            received.append(signum)
-            stop.set()
-
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, interrupt, signum)
+    async def main(stop: asyncio.Event) -> Any:
         progress = None
         on_run = None
         if show_progress:
@@ -203,11 +192,8 @@ def _run(plan: Any, agent: Any, settings: Any, workspace: Path, store_path: Path
         finally:
             if progress is not None:
                 progress.stop()
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                loop.remove_signal_handler(signum)
 
-    outcome = asyncio.run(main())
-    return outcome, (received[0] if received else None)
+    return run_until_signalled(main)
 
 
 def _print_summary(outcome: Any, store_path: Path | None) -> None:

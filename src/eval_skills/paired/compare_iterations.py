@@ -24,7 +24,8 @@ from ..formats.grading import GRADING_VERSIONS_FILE, GradingVersions
 from ..formats.workspace import Benchmark, BenchmarkRun
 from ..stats import sign_flip_test
 from ..stats.intervals import sign_flip_interval
-from .iteration import CONFIG_FILE, same_judge
+from .iteration import CONFIG_FILE
+from .resume import same_judge
 
 __all__ = ["CONDITIONS", "compare_iterations", "differences"]
 

@@ -14,9 +14,9 @@ from typing import Any
 from ..agents import Agent, AgentRequest
 from ..judges import Judge
 from ..store import Store
-from .iteration import judge_identity
 from .pipeline import PairedSettings, check_iteration
 from .plan import PairedPlan
+from .resume import judge_identity
 
 __all__ = ["dry_run_plan"]
 

@@ -30,16 +30,15 @@ from .iteration import (
     Iteration,
     PairedSettings,
     Progress,
-    check_resume,
     claim_iteration,
     hold_iteration,
-    iteration_config,
     now,
     resolve_iteration,
 )
 from .plan import PairedPlan
 from .record import write_case, write_json
 from .report import build_benchmark, write_feedback, write_reports
+from .resume import check_resume, iteration_config
 from .sequential import Sequential
 from .summary import pending_pairs, plural
 

@@ -28,11 +28,12 @@ from ..formats.grading import GRADING_VERSIONS_FILE, GradingVersion, GradingVers
 from ..formats.workspace import Benchmark, Expectation, Grading, run_dir
 from ..judges import Judge
 from .grading import execution_metrics, grade_run, judge_info, summarize
-from .iteration import hold_iteration, judge_identity, now, same_judge
+from .iteration import hold_iteration, now
 from .plan import Case, PairedPlan, PlannedRun, load_plan
 from .record import RunRecord, load_grading, load_run, write_grading, write_json
 from .regrade_check import check_cases, keep_first_version, load_versions, open_iteration, version_record
 from .regrade_report import build_regraded_benchmark, refresh_trust
+from .resume import judge_identity, same_judge
 
 __all__ = ["RegradeOutcome", "RegradeSettings", "run_regrade"]
 

@@ -21,9 +21,10 @@ from ..errors import InputError
 from ..formats._load import read_json
 from ..formats.grading import GRADING_VERSIONS_FILE, GradingVersion, GradingVersions, versioned_name
 from ..formats.workspace import EVAL_METADATA_FILE, INPUTS_DIR, EvalMetadata, iteration_dir, next_number
-from .iteration import CONFIG_FILE, _digest
+from .iteration import CONFIG_FILE
 from .plan import PairedPlan
 from .record import write_json
+from .resume import _digest
 
 __all__ = ["BENCHMARK_FILES", "check_cases", "grading_digest", "keep_first_version", "load_versions",
            "open_iteration", "version_record"]

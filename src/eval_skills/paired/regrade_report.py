@@ -19,10 +19,11 @@ from ..formats._load import read_json
 from ..formats.grading import GradingVersion, GradingVersions, versioned_name
 from ..formats.workspace import Benchmark, Comparison, Feedback
 from ..stats.judge_trust import judge_trust, judges_alpha, marks_by_run, trust_sentence
-from .iteration import now, same_judge
+from .iteration import now
 from .plan import PairedPlan
 from .record import RunRecord, load_comparisons, write_json
 from .report import build_benchmark, render_markdown
+from .resume import same_judge
 from .summary import pending_pairs, plural, verdict_sentence
 
 __all__ = ["add_trust", "build_regraded_benchmark", "refresh_trust", "write_version"]

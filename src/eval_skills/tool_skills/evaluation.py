@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from .._version import __version__
 from ..adapters import create_adapter
@@ -24,6 +25,9 @@ from .preflight import close_adapters, run_preflight
 from .runner import AdapterFactory, RunOutcome, RunSettings, execute
 
 __all__ = ["EvaluationOutcome", "RunFailed", "evaluate", "timestamp_now"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def timestamp_now() -> str:
@@ -62,6 +66,22 @@ class RunFailed(HarnessError):
         self.outcome = outcome
 
 
+def _gc_frozen(run: Callable[P, Awaitable[R]]) -> Callable[P, Coroutine[Any, Any, R]]:
+    """``run`` with what exists when it starts (modules, models, the plan) left out of the collector's full passes
+    until it ends: with thousands of results alive, each full pass would otherwise walk every object again."""
+
+    @functools.wraps(run)
+    async def frozen(*args: P.args, **kwargs: P.kwargs) -> R:
+        gc.freeze()
+        try:
+            return await run(*args, **kwargs)
+        finally:
+            gc.unfreeze()
+
+    return frozen
+
+
+@_gc_frozen
 async def evaluate(plan: Plan, settings: RunSettings, *, store_path: Path | None = None,
                    output_dir: Path | None = None, formats: Sequence[str] = (),
                    on_result: Callable[[TaskResult], None] | None = None, stop: asyncio.Event | None = None,
@@ -80,25 +100,6 @@ async def evaluate(plan: Plan, settings: RunSettings, *, store_path: Path | None
     out of descriptors) stops it cleanly: reports are written, the evaluation is marked failed with the
     reason, and :class:`RunFailed` is raised.
     """
-    # What exists before the run (modules, models, the plan) is left out of the collector's full passes while
-    # it runs: with thousands of results alive, each full pass would otherwise walk every object again.
-    gc.freeze()
-    try:
-        return await _evaluate(plan, settings, store_path=store_path, output_dir=output_dir, formats=formats,
-                               on_result=on_result, stop=stop, factory=factory, run_info=run_info,
-                               busy_timeout_ms=busy_timeout_ms, keep=keep, scheduler=scheduler)
-    finally:
-        gc.unfreeze()
-
-
-async def _evaluate(plan: Plan, settings: RunSettings, *, store_path: Path | None = None,
-                    output_dir: Path | None = None, formats: Sequence[str] = (),
-                    on_result: Callable[[TaskResult], None] | None = None, stop: asyncio.Event | None = None,
-                    factory: AdapterFactory = create_adapter, run_info: dict[str, Any] | None = None,
-                    busy_timeout_ms: int | None = None,
-                    keep: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None,
-                    scheduler: Callable[..., Awaitable[RunOutcome]] = execute,
-                    ) -> EvaluationOutcome:
     from ..reports import prepare_output_dir
     from ..store import Store
     from ..store.writer import ResultWriter
