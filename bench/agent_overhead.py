@@ -54,7 +54,7 @@ FIXTURES = {f"data/file-{k}.txt": f"fixture {k}\n".encode() * 50 for k in range(
 
 async def harness_runs(root: Path, n: int) -> list[float]:
     """Each run as ``paired`` makes it: the local executor (one slot: a fresh private folder, the fixtures
-    written, the skill installed, the agent run, its outputs collected, the folder removed in the background),
+    written, the skill installed, the agent run, its outputs collected, the folder removed),
     then the run's records (``write_run``: outputs, transcript, raw stdout, timing) before the next run
     starts. A run's time is from the end of the previous run's records to the end of its own."""
     agent = create_agent("command", command=NOOP, output="events")

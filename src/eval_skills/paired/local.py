@@ -6,10 +6,6 @@ in parent folders for project settings or skills finds none of ours): the spec's
 root, the skills written from the bundles' bytes (their digest checked), the agent runs there, the files it
 created or changed are read back into the output, and the folder is removed. No run reads what another wrote:
 there is no shared copy of a skill for a run to change.
-
-Under :meth:`LocalExecutor.run` a finished run's folder is removed in a worker thread while its slot goes on
-to the next run (removing a folder the agent filled can take longer than the run), at most ``concurrency``
-removals pending; the run's output is read before, and every folder is gone when the run ends.
 """
 
 from __future__ import annotations
@@ -71,16 +67,13 @@ class LocalExecutor:
 
     async def run(self, specs: Iterator[RunSpec]) -> AsyncIterator[RunOutput]:
         root = RunFolders("eval-skills-paired-", self.scratch)
-        removals: set[asyncio.Future[None]] = set()
         queue: asyncio.Queue[tuple[RunOutput, asyncio.Event] | None] = asyncio.Queue()
         source = iter(specs)
 
         async def worker() -> None:
             for spec in source:  # shared: each spec is taken by one worker, when it is free
-                while len(removals) >= self.concurrency:  # the disk is behind: wait for it before a new folder
-                    await asyncio.wait(removals, return_when=asyncio.FIRST_COMPLETED)
                 taken = asyncio.Event()
-                await queue.put((await self._one(spec, root, removals), taken))
+                await queue.put((await self._one(spec, root), taken))
                 await taken.wait()  # the caller has seen this output before the next spec is pulled
 
         async def workers_then_done() -> None:
@@ -104,8 +97,6 @@ class LocalExecutor:
             with contextlib.suppress(BaseException):
                 await pool
             reap_orphans()  # what the agents left running (adopted, when this process is a subreaper)
-            if removals:
-                await asyncio.wait(removals)
             await asyncio.to_thread(root.close)
 
     def _prepare(self, spec: RunSpec, root: RunFolders) -> Path:
@@ -143,9 +134,7 @@ class LocalExecutor:
         """Run one spec in a new folder of ``root`` (what each slot does; a Ray task does it on its node)."""
         return await self._one(spec, root)
 
-    async def _one(self, spec: RunSpec, root: RunFolders,
-                   removals: set[asyncio.Future[None]] | None = None) -> RunOutput:
-        """One run; with ``removals``, its folder is removed in the background (the future added there)."""
+    async def _one(self, spec: RunSpec, root: RunFolders) -> RunOutput:
         workdir = await asyncio.to_thread(self._prepare, spec, root)
         try:
             started = _now()
@@ -160,16 +149,9 @@ class LocalExecutor:
             try:
                 return self._collect(workdir, result)
             finally:
-                if removals is None:
-                    shutil.rmtree(workdir, True)
+                shutil.rmtree(workdir, True)
 
-        try:
-            files = await asyncio.to_thread(collect_and_remove)
-        finally:
-            if removals is not None:
-                removal = asyncio.ensure_future(asyncio.to_thread(shutil.rmtree, workdir, True))
-                removals.add(removal)
-                removal.add_done_callback(removals.discard)
+        files = await asyncio.to_thread(collect_and_remove)
         return RunOutput(run_id=spec.run_id, status=result.status, response=result.response, error=result.error,
                          transcript=result.transcript, files=files, duration_s=result.duration_s,
                          usage=result.usage, started_at=started, finished_at=finished, agent=result.agent,
