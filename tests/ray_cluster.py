@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 ray = pytest.importorskip("ray")
+from ray._common.utils import get_ray_address_file  # noqa: E402
 from ray._private.services import get_node_ip_address  # noqa: E402
 from ray.cluster_utils import Cluster  # noqa: E402
 
@@ -27,6 +28,9 @@ NODE = {"num_cpus": 2, "node_ip_address": IP, "include_dashboard": False}
 def local_cluster(workers: int = 2) -> Iterator[Any]:
     temp = f"/tmp/ray-es-{os.getpid()}"
     os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    # the test cluster writes the head's address to Ray's default temporary folder (``/tmp/ray``), which only
+    # exists on a machine where Ray ran before
+    os.makedirs(os.path.dirname(get_ray_address_file(None)), exist_ok=True)
     cluster = Cluster(initialize_head=True, head_node_args={**NODE, "temp_dir": temp})
     try:
         for _ in range(workers):
