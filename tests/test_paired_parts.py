@@ -320,3 +320,20 @@ def test_a_long_transcript_is_cut_for_the_judge() -> None:
     assert [e.name for e in shown[:50]] == [f"t{i}" for i in range(50)] and shown[-1].name == "t299"
     assert shown[0].result.endswith("... [10 more characters]")
     assert events[0].result == "x" * (TRANSCRIPT_VALUE_LIMIT + 10)  # the run's own transcript is untouched
+
+
+def test_feedback_json_that_is_a_fifo_is_replaced_without_blocking(tmp_path: Path) -> None:
+    import os
+    import threading
+
+    from eval_skills.paired.report import write_feedback
+
+    os.mkfifo(tmp_path / "feedback.json")  # opening it to read would wait for a writer forever
+    done: list[Path] = []
+    worker = threading.Thread(target=lambda: done.append(write_feedback(tmp_path, ["eval-1/with_skill/run-1"])),
+                              daemon=True)
+    worker.start()
+    worker.join(10)
+    assert done, "write_feedback blocked on a FIFO"
+    saved = json.loads((tmp_path / "feedback.json").read_text())
+    assert [r["run_id"] for r in saved["reviews"]] == ["eval-1/with_skill/run-1"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import signal
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,11 +12,10 @@ from ..errors import InputError
 
 if TYPE_CHECKING:
     from ..viewer.source import Source
-from . import EXIT_INTERRUPTED
 from ._github import echo_json
+from ._signals import exit_for
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
-EXIT_TERMINATED = 143
 
 
 def _is_store(path: Path) -> bool:
@@ -134,4 +132,4 @@ def view_command(targets: tuple[Path, ...], iteration: int | None, evaluations: 
         signum = signal.SIGINT
     if signum is not None:
         click.echo("Stopped.", err=True)
-        sys.exit(EXIT_TERMINATED if signum == signal.SIGTERM else EXIT_INTERRUPTED)
+        exit_for(signum)

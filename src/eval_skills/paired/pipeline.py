@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._gc import gc_frozen
 from .._version import __version__
 from ..errors import InputError
 from ..formats.grading import GRADING_VERSIONS_FILE
@@ -124,23 +124,11 @@ def check_iteration(plan: PairedPlan, settings: PairedSettings,
     return number, folder, config
 
 
+@gc_frozen
 async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Executor, judge: Judge | None,
                      store_path: Path | None = None, on_progress: Callable[[Progress], None] | None = None,
                      stop: asyncio.Event | None = None) -> PairedOutcome:
     """Run (or, with ``settings.resume``, finish) one iteration; see the module doc."""
-    # What exists before the runs (modules, models, the plan) is left out of the collector's full passes while
-    # they go: each pass would otherwise walk all of it again.
-    gc.freeze()
-    try:
-        return await _run_paired(plan, settings, executor=executor, judge=judge, store_path=store_path,
-                                 on_progress=on_progress, stop=stop)
-    finally:
-        gc.unfreeze()
-
-
-async def _run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Executor, judge: Judge | None,
-                      store_path: Path | None = None, on_progress: Callable[[Progress], None] | None = None,
-                      stop: asyncio.Event | None = None) -> PairedOutcome:
     from ..store import Store
     from ..store.paired import PairedStore
 

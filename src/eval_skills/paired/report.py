@@ -187,8 +187,8 @@ def write_feedback(iteration: Path, run_ids: list[str], given: Feedback | None =
     run that has none; a file that gets new runs to review is ``in_progress`` again, whatever its status was."""
     path = iteration / "feedback.json"
     feedback = given
-    if feedback is None and path.is_file():
-        try:  # read as a regular file only: one swapped for a FIFO after the check never blocks the run
+    if feedback is None:
+        try:  # a regular file only: missing, or a FIFO or a device in its place, is no feedback (and never blocks)
             feedback = Feedback.model_validate_json(read_regular(path))
         except (InputError, ValueError):
             feedback = None

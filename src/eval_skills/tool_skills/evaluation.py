@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
-import gc
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any
 
+from .._gc import gc_frozen
 from .._version import __version__
 from ..adapters import create_adapter
 from ..errors import HarnessError
@@ -25,10 +24,6 @@ from .preflight import close_adapters, run_preflight
 from .runner import AdapterFactory, RunOutcome, RunSettings, execute
 
 __all__ = ["EvaluationOutcome", "RunFailed", "evaluate", "timestamp_now"]
-
-P = ParamSpec("P")
-R = TypeVar("R")
-
 
 def timestamp_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -66,22 +61,7 @@ class RunFailed(HarnessError):
         self.outcome = outcome
 
 
-def _gc_frozen(run: Callable[P, Awaitable[R]]) -> Callable[P, Coroutine[Any, Any, R]]:
-    """``run`` with what exists when it starts (modules, models, the plan) left out of the collector's full passes
-    until it ends: with thousands of results alive, each full pass would otherwise walk every object again."""
-
-    @functools.wraps(run)
-    async def frozen(*args: P.args, **kwargs: P.kwargs) -> R:
-        gc.freeze()
-        try:
-            return await run(*args, **kwargs)
-        finally:
-            gc.unfreeze()
-
-    return frozen
-
-
-@_gc_frozen
+@gc_frozen
 async def evaluate(plan: Plan, settings: RunSettings, *, store_path: Path | None = None,
                    output_dir: Path | None = None, formats: Sequence[str] = (),
                    on_result: Callable[[TaskResult], None] | None = None, stop: asyncio.Event | None = None,
