@@ -59,7 +59,7 @@ async def harness_runs(root: Path, n: int) -> list[float]:
     starts. A run's time is from the end of the previous run's records to the end of its own."""
     agent = create_agent("command", command=NOOP, output="events")
     skill = read_bundle(make_skill(root))
-    executor = LocalExecutor(agent, concurrency=1, scratch=root)
+    executor = LocalExecutor(agent, concurrency=1)  # its folders where paired makes them
     specs = (RunSpec(run_id=f"run-{i}", prompt="do nothing", files=FIXTURES, skills=(skill,), timeout=30)
              for i in range(n))
     times = []

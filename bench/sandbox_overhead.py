@@ -39,7 +39,7 @@ async def measure(n: int, skill: Path) -> dict[str, list[float]]:
         agent.use_sandbox(create_sandbox(kind))
         agent.check()
         agents[kind] = agent
-    folders = RunFolders("eval-skills-bench-")
+    folders = RunFolders("bench")
     times: dict[str, list[float]] = {kind: [] for kind in agents}
     try:
         for _ in range(n):

@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "eval_skills"
 
 RANK = {
     "errors": 0, "_version": 0, "_atomic": 0, "_gc": 0, "masking": 0,
-    "results": 1, "formats": 1, "procs": 1, "sandbox": 1, "registry": 1, "llm": 1,
+    "results": 1, "scratch": 1, "formats": 1, "procs": 1, "sandbox": 1, "registry": 1, "llm": 1,
     "adapters": 2, "agents": 2, "judges": 2, "scoring": 2, "stats": 2, "store": 2, "reports": 2, "config": 2,
     "scaffold": 3, "catalog": 3, "cluster": 3,
     # the four kinds of evaluation

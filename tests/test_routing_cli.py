@@ -222,7 +222,9 @@ def test_interrupt_keeps_finished_runs(tmp_path, signum, code):
 def test_a_test_killed_outright_leaves_the_figures_of_its_finished_runs(tmp_path):
     queries = [{"query": f"invoice number {i}", "should_trigger": i % 2 == 0} for i in range(30)]
     skill = write_skill(tmp_path / "invoice-check", "Checks invoices. Use when asked to.", queries)
-    env = {**os.environ, "FAKE_AGENT_JSON": json.dumps({"skill": "invoice-check", "delay": 0.2})}
+    (tmp_path / "scratch").mkdir()  # what the killed process cannot remove stays in the test's folder
+    env = {**os.environ, "FAKE_AGENT_JSON": json.dumps({"skill": "invoice-check", "delay": 0.2}),
+           "EVAL_SKILLS_SCRATCH": str(tmp_path / "scratch")}
     proc = subprocess.Popen(cli_args("--skill-path", skill, *AGENT, "--concurrency", "1", "--no-store"),
                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     results_file = tmp_path / "invoice-check-workspace" / "routing-1" / "routing_results.json"

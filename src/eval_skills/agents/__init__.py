@@ -16,7 +16,17 @@ from __future__ import annotations
 from typing import Any
 
 from ..registry import Registry
-from .base import Agent, AgentRequest, AgentResult, AgentStatus, Execution, FileChange, SkillSource, TokenUsage
+from .base import (
+    Agent,
+    AgentRequest,
+    AgentResult,
+    AgentStatus,
+    Execution,
+    FileChange,
+    Prepared,
+    SkillSource,
+    TokenUsage,
+)
 from .bundle import SkillBundle, read_bundle
 from .output import PARSERS, OutputParser, ParseContext, ParsedOutput, RawOutput, create_parser
 
@@ -32,6 +42,7 @@ __all__ = [
     "OutputParser",
     "ParseContext",
     "ParsedOutput",
+    "Prepared",
     "RawOutput",
     "SkillBundle",
     "SkillSource",

@@ -32,7 +32,7 @@ from ..sandbox import Sandbox, allowed_environment, create_sandbox
 from .bundle import SkillBundle
 from .output import RawOutput
 from .usage import TokenUsage
-from .workdir import Entry, FileChange, SkillSource, changed_files, check_subdir, install_skills, snapshot
+from .workdir import Entry, FileChange, SkillSource, changed_files, check_subdir, install_skills, snapshot, write_files
 
 __all__ = [
     "Agent",
@@ -56,7 +56,8 @@ class AgentRequest:
 
     ``workspace`` is the run's current directory, prepared by the caller (fixtures copied in); ``skills``
     are skill folders (or :class:`SkillSource` to install one under another name, or :class:`SkillBundle`:
-    a skill read once, written from its bytes), installed in the workspace before the run.
+    a skill read once, written from its bytes), installed in the workspace before the run; ``files`` are
+    written into it first (relative ``/`` paths to their bytes: fixtures).
     ``timeout`` is in seconds; ``max_turns`` and ``model`` are passed to agents that take them (None: the
     agent's default).
     """
@@ -67,10 +68,12 @@ class AgentRequest:
     timeout: float = 600.0
     max_turns: int | None = None
     model: str | None = None
+    files: Mapping[str, bytes] = field(default_factory=dict)
 
     def __init__(self, prompt: str, workspace: Path | str,
                  skills: Iterable[Path | str | SkillSource | SkillBundle] = (), *,
-                 timeout: float = 600.0, max_turns: int | None = None, model: str | None = None) -> None:
+                 timeout: float = 600.0, max_turns: int | None = None, model: str | None = None,
+                 files: Mapping[str, bytes] | None = None) -> None:
         object.__setattr__(self, "prompt", clean_text(prompt))  # a lone surrogate cannot be written to the agent
         object.__setattr__(self, "workspace", Path(workspace))
         object.__setattr__(self, "skills", tuple(s if isinstance(s, SkillBundle) else SkillSource.of(s)
@@ -82,6 +85,7 @@ class AgentRequest:
         object.__setattr__(self, "timeout", float(timeout))
         object.__setattr__(self, "max_turns", max_turns)
         object.__setattr__(self, "model", model)
+        object.__setattr__(self, "files", files or {})
 
 
 
@@ -100,6 +104,21 @@ class Execution:
     stderr_tail: str = ""
     raw_stdout: RawOutput | None = None
     warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Prepared:
+    """A workspace made ready for one run by :meth:`Agent.prepare`: the skills installed (by name), the
+    folders a snapshot leaves out, the first snapshot, the skill files not installed and why; ``failed`` when
+    it could not be made ready."""
+
+    request: AgentRequest
+    workspace: Path
+    installed: list[str] = field(default_factory=list)
+    excluded: set[str] = field(default_factory=set)
+    before: dict[str, Entry] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)
+    failed: Execution | None = None
 
 
 @dataclass
@@ -241,7 +260,18 @@ class Agent(ABC):
 
     def child_env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         """The caller's environment (agents need their keys), plus :attr:`env`, plus ``extra``."""
-        return {**os.environ, **self.env, **(extra or {})}
+        return {**self._environment()[0], **(extra or {})}
+
+    def _environment(self) -> tuple[dict[str, str], tuple[str, ...]]:
+        """The caller's environment with :attr:`env` over it, and the secrets it holds: read at the first run
+        and kept (while :attr:`env` stays the same), as copying and scanning it costs more than a small run's
+        other work."""
+        key = tuple(self.env.items())
+        kept = getattr(self, "_environ", None)
+        if kept is None or kept[0] != key:
+            environ = {**os.environ, **self.env}
+            kept = self._environ = (key, environ, secret_values(environ))
+        return kept[1], kept[2]
 
     def preview(self, request: AgentRequest) -> dict[str, Any]:
         """How a run of ``request`` would go, without running it (nothing is started, nothing written): the
@@ -255,40 +285,56 @@ class Agent(ABC):
     def secrets(self) -> tuple[str, ...]:
         """The secret values an agent run may have seen (those of its environment and of this process's),
         masked as ``***`` in everything kept of a run: see :mod:`eval_skills.masking`."""
-        return secret_values({**os.environ, **self.env, **self.child_env()})
+        return self._environment()[1]
 
     @abstractmethod
     async def execute(self, request: AgentRequest, workspace: Path, installed: list[str]) -> Execution:
         """Run the agent in ``workspace`` (absolute; the skills ``installed`` by name are in place)."""
 
     async def run(self, request: AgentRequest) -> AgentResult:
+        """Run ``request``: :meth:`prepare` and :meth:`conclude` (the file work) each in one trip to a thread,
+        :meth:`perform` on the event loop."""
+        prepared = await asyncio.to_thread(self.prepare, request)
+        execution, duration = await self.perform(prepared)
+        return await asyncio.to_thread(self.conclude, prepared, execution, duration)
+
+    def prepare(self, request: AgentRequest) -> Prepared:
+        """Make the workspace ready (blocking: call it in a thread): the request's files written, the skills
+        installed, the first snapshot taken. A workspace that is in the way (a file where the skills folder
+        goes, no space left) gives a prepared run that fails with the reason."""
         workspace = request.workspace.resolve()
         if not workspace.is_dir():
             raise InputError("the workspace is not a folder", file=str(request.workspace))
-        try:  # the skills installed and the workspace's first snapshot taken in one trip to a thread
-            installed, excluded, before, skipped = await asyncio.to_thread(self._prepare, workspace, request.skills)
-        except OSError as exc:  # the workspace is in the way (a file where the skills folder goes, no space left)
-            failed = Execution(error=f"could not install the skills in the workspace: {exc}")
-            return self._result(request, failed, 0.0, [], [])
+        try:
+            write_files(workspace, request.files)
+            skipped: list[str] = []
+            installed = install_skills(workspace, self.skills_subdir, request.skills, skipped)
+            excluded = {f"{self.skills_subdir}/{name}" for name in installed} | {".git"}
+            return Prepared(request, workspace, installed, excluded, snapshot(workspace, excluded), skipped)
+        except OSError as exc:
+            what = "install the skills in" if not request.files else "write the files and skills into"
+            return Prepared(request, workspace, failed=Execution(error=f"could not {what} the workspace: {exc}"))
+
+    async def perform(self, prepared: Prepared) -> tuple[Execution, float]:
+        """Run the agent in the prepared workspace: what it did, and how long it took (seconds)."""
+        if prepared.failed is not None:
+            return prepared.failed, 0.0
         started = time.monotonic()
-        execution = await self.execute(request, workspace, installed)
-        duration = time.monotonic() - started
-        after = await asyncio.to_thread(snapshot, workspace, excluded)
-        files = [change for change in changed_files(before, after)
+        execution = await self.execute(prepared.request, prepared.workspace, prepared.installed)
+        return execution, time.monotonic() - started
+
+    def conclude(self, prepared: Prepared, execution: Execution, duration: float) -> AgentResult:
+        """The run's result (blocking: call it in a thread): the second snapshot, the files the agent changed,
+        its output masked."""
+        if prepared.failed is not None:
+            return self._result(prepared.request, execution, 0.0, [], [])
+        after = snapshot(prepared.workspace, prepared.excluded)
+        files = [change for change in changed_files(prepared.before, after)
                  if not (change.kind == "created" and change.path in self.own_files)]
-        result = self._result(request, execution, duration, files, installed)
-        result.warnings[:0] = skipped  # the skill files not installed, and why
+        result = self._result(prepared.request, execution, duration, files, prepared.installed)
+        result.warnings[:0] = prepared.skipped  # the skill files not installed, and why
         result.isolation = self.isolation()
         return result
-
-    def _prepare(self, workspace: Path, skills: Iterable[SkillSource | SkillBundle]
-                 ) -> tuple[list[str], set[str], dict[str, Entry], list[str]]:
-        """Install the skills; the installed names, the folders a snapshot leaves out, the snapshot before, and
-        the warnings of the skill folders read here (files skipped)."""
-        skipped: list[str] = []
-        installed = install_skills(workspace, self.skills_subdir, skills, skipped)
-        excluded = {f"{self.skills_subdir}/{name}" for name in installed} | {".git"}
-        return installed, excluded, snapshot(workspace, excluded), skipped
 
     def _result(self, request: AgentRequest, ex: Execution, duration: float, files: list[FileChange],
                 installed: list[str]) -> AgentResult:

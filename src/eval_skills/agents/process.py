@@ -31,6 +31,7 @@ from typing import Any
 from ..errors import InputError, SkillError
 from ..procs import Child, descendants, feed_stdin, kill_group, reap_orphans, resolve_argv
 from ..sandbox import RunPaths
+from ..scratch import folder_prefix, scratch_folder
 from .base import Agent, AgentRequest, Execution, mask, secret_values
 from .output import OutputParser, ParseContext, RawOutput
 
@@ -157,8 +158,9 @@ class ProcessAgent(Agent):
         raw = RawOutput()
         sandbox = self.sandbox
         needs_folder = sandbox.kind != "none" or self.uses_prompt_file() or self.own_home
-        with (tempfile.TemporaryDirectory(prefix="eval-skills-agent-", ignore_cleanup_errors=True) if needs_folder
-              else contextlib.nullcontext(os.devnull)) as tmp:
+        with (tempfile.TemporaryDirectory(prefix=folder_prefix("agent"), dir=scratch_folder(),
+                                         ignore_cleanup_errors=True)
+              if needs_folder else contextlib.nullcontext(os.devnull)) as tmp:
             private = Path(tmp)
             prompt_file = private / "prompt.md" if needs_folder else Path(os.devnull)
             if needs_folder:
@@ -253,7 +255,7 @@ class ProcessAgent(Agent):
             (home / rel).mkdir(parents=True, exist_ok=True)  # where the host folder is seen
             binds.append((source, home / rel))
         return RunPaths(workspace, home, read_only, name=f"eval-skills-{private.name.rsplit('-', 1)[-1]}",
-                        home_binds=tuple(binds))
+                        home_binds=tuple(binds), hidden=(private.parent,))  # where the other runs live
 
     async def _wait_first_start(self) -> bool:
         """With :attr:`first_start_alone`: wait while the first run starts; True when this run is the first."""

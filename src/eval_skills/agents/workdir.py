@@ -19,16 +19,18 @@ import re
 import secrets
 import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from ..errors import InputError
 from ..formats.untrusted import clean_text
+from ..scratch import folder_prefix, scratch_folder
 from .bundle import SkillBundle, install_bundle, read_bundle
 
-__all__ = ["FileChange", "RunFolders", "SkillSource", "changed_files", "check_subdir", "install_skills", "snapshot"]
+__all__ = ["FileChange", "RunFolders", "SkillSource", "changed_files", "check_subdir", "install_skills", "snapshot",
+           "write_files"]
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _HASH_LIMIT = 1 << 20
@@ -71,10 +73,13 @@ class FileChange:
 class RunFolders:
     """Private folders for runs: one folder (``0300`` once made: its entries cannot be listed) holding one
     ``0700`` folder per run, named by 128 random bits, so no run can find or guess another's folder by its
-    own (a program running as you that changes the permissions back still can: only a sandbox stops it)."""
+    own (a program running as you that changes the permissions back still can: only a sandbox stops it).
+    ``kind`` names them (``eval-skills-<kind>-...``); ``scratch`` is the folder they are made in (default:
+    :func:`~eval_skills.scratch.scratch_folder`, in memory when it can be)."""
 
-    def __init__(self, prefix: str = "eval-skills-", scratch: Path | None = None) -> None:
-        self.root = Path(tempfile.mkdtemp(prefix=prefix, dir=scratch))
+    def __init__(self, kind: str = "runs", scratch: Path | None = None) -> None:
+        where = str(scratch) if scratch is not None else scratch_folder()
+        self.root = Path(tempfile.mkdtemp(prefix=folder_prefix(kind), dir=where))
         os.chmod(self.root, 0o300)
 
     def new(self) -> Path:
@@ -99,6 +104,25 @@ def check_subdir(subdir: str) -> str:
         raise InputError(f"{subdir!r} must be a relative folder inside the workspace", field="skills subdir",
                          hint="for example .agents/skills")
     return "/".join(parts)
+
+
+def _plain_name(name: str) -> str:
+    """A file's path in the workspace: ``/``-separated plain components (no ``..``, not absolute)."""
+    parts = name.split("/")
+    if not name or "\\" in name or "\0" in name or any(p in ("", ".", "..") for p in parts):
+        raise InputError(f"fixture file name {name!r} is not a plain relative path", field="files")
+    return name
+
+
+def write_files(workspace: Path, files: Mapping[str, bytes]) -> None:
+    """Write ``files`` (relative ``/`` paths to their bytes) into ``workspace``, making their folders."""
+    made = {workspace}
+    for name, data in files.items():
+        target = workspace / _plain_name(name)
+        if target.parent not in made:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            made.add(target.parent)
+        target.write_bytes(data)
 
 
 def install_skills(workspace: Path, subdir: str, skills: Iterable[SkillSource | SkillBundle],

@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ..agents import Agent, AgentRequest, AgentResult
+from ..agents import Agent, AgentRequest, AgentResult, Prepared
 from ..agents.workdir import RunFolders
 from ..errors import InputError
 from ..procs import reap_orphans
@@ -35,14 +35,6 @@ def now() -> str:
 
 
 _now = now
-
-
-def _safe_name(name: str) -> str:
-    """A fixture file's path in the run's folder: ``/``-separated plain components (no ``..``, not absolute)."""
-    parts = name.split("/")
-    if not name or "\\" in name or "\0" in name or any(p in ("", ".", "..") for p in parts):
-        raise InputError(f"fixture file name {name!r} is not a plain relative path", field="files")
-    return name
 
 
 def thread_pool(concurrency: int) -> ThreadPoolExecutor:
@@ -66,7 +58,7 @@ class LocalExecutor:
         self.max_file_bytes = max_file_bytes
 
     async def run(self, specs: Iterator[RunSpec]) -> AsyncIterator[RunOutput]:
-        root = RunFolders("eval-skills-paired-", self.scratch)
+        root = RunFolders("paired", self.scratch)
         queue: asyncio.Queue[tuple[RunOutput, asyncio.Event] | None] = asyncio.Queue()
         source = iter(specs)
 
@@ -99,17 +91,6 @@ class LocalExecutor:
             reap_orphans()  # what the agents left running (adopted, when this process is a subreaper)
             await asyncio.to_thread(root.close)
 
-    def _prepare(self, spec: RunSpec, root: RunFolders) -> Path:
-        workdir = root.new()
-        made = {workdir}
-        for name, data in spec.files.items():
-            target = workdir / _safe_name(name)
-            if target.parent not in made:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                made.add(target.parent)
-            target.write_bytes(data)
-        return workdir
-
     def _collect(self, workdir: Path, result: AgentResult) -> list[OutputFile]:
         files = []
         for change in result.files:
@@ -135,23 +116,39 @@ class LocalExecutor:
         return await self._one(spec, root)
 
     async def _one(self, spec: RunSpec, root: RunFolders) -> RunOutput:
-        workdir = await asyncio.to_thread(self._prepare, spec, root)
+        # the file work in two trips to a thread (a trip costs about as much as a small run's files do):
+        # the folder made, the fixtures and skills written, the first snapshot; then the second snapshot, the
+        # changed files read back, the folder removed
+        agent = self.agent
+
+        def begin() -> Prepared:
+            workdir = root.new()
+            request = AgentRequest(spec.prompt, workdir, spec.skills, timeout=spec.timeout, max_turns=spec.max_turns,
+                                   model=spec.model, files=spec.files)
+            try:
+                return agent.prepare(request)
+            except BaseException:
+                shutil.rmtree(workdir, True)
+                raise
+
+        prepared = await asyncio.to_thread(begin)
+        workdir = prepared.workspace
         try:
             started = _now()
-            result = await self.agent.run(AgentRequest(spec.prompt, workdir, spec.skills, timeout=spec.timeout,
-                                                       max_turns=spec.max_turns, model=spec.model))
+            execution, duration = await agent.perform(prepared)
             finished = _now()
         except BaseException:
             await asyncio.to_thread(shutil.rmtree, workdir, True)
             raise
 
-        def collect_and_remove() -> list[OutputFile]:
+        def end() -> tuple[AgentResult, list[OutputFile]]:
             try:
-                return self._collect(workdir, result)
+                result = agent.conclude(prepared, execution, duration)
+                return result, self._collect(workdir, result)
             finally:
                 shutil.rmtree(workdir, True)
 
-        files = await asyncio.to_thread(collect_and_remove)
+        result, files = await asyncio.to_thread(end)
         return RunOutput(run_id=spec.run_id, status=result.status, response=result.response, error=result.error,
                          transcript=result.transcript, files=files, duration_s=result.duration_s,
                          usage=result.usage, started_at=started, finished_at=finished, agent=result.agent,

@@ -38,7 +38,7 @@ def _run_folders() -> RunFolders:
     """The private folder of this worker's runs (made once, removed when the worker exits)."""
     global _folders
     if _folders is None:
-        _folders = RunFolders("eval-skills-paired-")
+        _folders = RunFolders("paired")
         atexit.register(_folders.close)
     return _folders
 

@@ -213,7 +213,7 @@ async def execute_runs(plan: RoutingPlan, agent: Agent, settings: RunSettings, r
         return await _through(executor, plan, settings, routing, skills, on_run, stop, todo)
     work = iter(todo)
     bundles = skills
-    folders = RunFolders("eval-skills-routing-")
+    folders = RunFolders("routing")
 
     async def worker() -> None:
         for item in work:  # a shared iterator: each item is taken by exactly one worker

@@ -83,13 +83,15 @@ class RunPaths:
     """One run's places: ``workspace`` (writable, the current folder), ``home`` (private, writable, empty but
     for the agent's credentials), ``read_only`` (inside the workspace or beside it: seen, never changed),
     ``name``, unique to the run (a container's name), and ``home_binds``: host folders the run sees read-only
-    inside its home, as ``(host path, path in the home)`` (an agent's cache of packages)."""
+    inside its home, as ``(host path, path in the home)`` (an agent's cache of packages); ``hidden``: folders
+    of the host the run must not see (where the other runs live)."""
 
     workspace: Path
     home: Path
     read_only: tuple[Path, ...] = ()
     name: str = ""
     home_binds: tuple[tuple[Path, Path], ...] = ()
+    hidden: tuple[Path, ...] = ()
 
 
 def allowed_environment(env: Mapping[str, str], names: Iterable[str]) -> dict[str, str]:

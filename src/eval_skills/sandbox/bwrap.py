@@ -6,7 +6,8 @@ authenticate and start.
 The program runs in its own PID, IPC and UTS namespaces (``--unshare-net`` too with ``--sandbox-network none``)
 and a new session; when it exits, or when the harness kills bwrap, everything it started inside dies with it.
 The installed skills and the prompt file are bound read-only over their writable places, and every
-``--sandbox-bind`` path is bound at its own path. A ``TMPDIR`` outside ``/tmp`` is hidden too.
+``--sandbox-bind`` path is bound at its own path. A ``TMPDIR`` or scratch folder (where the other runs live:
+:attr:`RunPaths.hidden`) outside ``/tmp`` and ``/dev`` is hidden too.
 """
 
 from __future__ import annotations
@@ -66,9 +67,10 @@ class BwrapSandbox(Sandbox):
         if self.settings.network == "none":
             cmd.append("--unshare-net")
         cmd += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-        system_tmp = Path(tempfile.gettempdir()).resolve()
-        if not system_tmp.is_relative_to("/tmp") and system_tmp != Path("/"):  # TMPDIR elsewhere: hidden too
-            cmd += ["--tmpfs", str(system_tmp)]
+        # the folders other runs live in (TMPDIR, the run's hidden ones), unless /tmp or /dev hide them already
+        for folder in dict.fromkeys(Path(f).resolve() for f in (Path(tempfile.gettempdir()), *run.hidden)):
+            if folder != Path("/") and not folder.is_relative_to("/tmp") and not folder.is_relative_to("/dev"):
+                cmd += ["--tmpfs", str(folder)]
         hide_home = home != Path("/") and home.is_dir()
         if hide_home:
             cmd += ["--tmpfs", str(home)]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
+import operator
 import random
 import statistics
 from collections.abc import Sequence
@@ -128,15 +129,17 @@ def sign_flip_test(deltas: Sequence[float], *, seed: int = 0, exact_max: int = E
             low = (mask & -mask).bit_length() - 1
             table[mask] = table[mask & (mask - 1)] - 2 * block[low]
         tables.append(table)
+    # The resamples are summed a block at a time across all of them (C loops over columns, not a Python loop per
+    # resample): each resample's total is still its blocks' values added in block order, so the p-value is the
+    # same to the last bit as adding them one resample at a time. The last block's table covers the bits left.
     rng = random.Random(seed)
-    hits = 0
-    for _ in range(resamples):
-        bits = rng.getrandbits(n)
-        total = 0.0
-        for table in tables:  # the last block's table covers the bits left (getrandbits gives exactly n)
-            total += table[bits & 0xFF]
-            bits >>= 8
-        hits += abs(total) >= observed - tolerance
+    width = len(tables)
+    patterns = b"".join(rng.getrandbits(n).to_bytes(width, "little") for _ in range(resamples))
+    totals: list[float] = list(map(tables[0].__getitem__, patterns[0::width]))
+    for block in range(1, width):
+        totals = list(map(operator.add, totals, map(tables[block].__getitem__, patterns[block::width])))
+    threshold = observed - tolerance
+    hits = sum(1 for total in totals if abs(total) >= threshold)
     return (hits + 1) / (resamples + 1)
 
 
