@@ -142,6 +142,21 @@ def test_sign_flip_monte_carlo_is_seeded_and_close_to_exact():
         [0.25] * 19 + [-0.5], seed=3, resamples=5000)
 
 
+def test_sign_flip_monte_carlo_counts_exactly_what_one_pattern_at_a_time_counts():
+    # each resample is one getrandbits(n) of the seeded source, bit i flipping value i: the same count as a
+    # plain loop over the patterns (values that are sums of quarters add exactly, so no rounding can differ)
+    import random
+
+    for n, seed in ((17, 1), (24, 2), (41, 3), (200, 4)):
+        values = [random.Random(seed * 100 + i).choice([-1, -0.75, -0.5, -0.25, 0, 0.25, 0.5, 1])
+                  for i in range(n)]
+        observed, rng, hits = abs(sum(values)), random.Random(seed), 0
+        for _ in range(3000):
+            bits = rng.getrandbits(n)
+            hits += abs(sum(-v if bits >> i & 1 else v for i, v in enumerate(values))) >= observed - 1e-9
+        assert sign_flip_test(values, seed=seed, resamples=3000) == (hits + 1) / 3001
+
+
 def test_bootstrap_is_seeded_and_degenerate_for_constant_values():
     values = [0.0, 0.5, 1.0, 1.0, 0.5, 0.0, 1.0]
     assert bootstrap_ci(values, seed=3) == bootstrap_ci(list(reversed(values)), seed=3)

@@ -96,8 +96,13 @@ class Judge(ABC):
         return ()
 
     def secrets(self) -> tuple[str, ...]:
-        """The secrets masked in what this judge is sent and in what it answers."""
-        return secret_values(os.environ, self.keys())
+        """The secrets masked in what this judge is sent and in what it answers (the environment scanned at the
+        first call and kept while the keys stay the same: it costs more than a small judge call's other work)."""
+        keys = self.keys()
+        kept = getattr(self, "_secrets", None)
+        if kept is None or kept[0] != keys:
+            kept = self._secrets = (keys, secret_values(os.environ, keys))
+        return kept[1]
 
     def masked(self, request: Request) -> Request:
         """``request`` with the known secrets masked in every text (the assertions, the user's own words that the

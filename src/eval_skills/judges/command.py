@@ -54,8 +54,12 @@ class CommandJudge(Judge):
         return {**super().identity(), "command": self.argv, "files": [_fingerprint(word) for word in self.argv]}
 
     def _env(self, extra: Mapping[str, str]) -> dict[str, str]:
-        model = {"EVAL_SKILLS_JUDGE_MODEL": self.model} if self.model else {}
-        return {**os.environ, **self.env, **model, **extra}
+        key = (self.model, tuple(self.env.items()))
+        kept = getattr(self, "_environ", None)
+        if kept is None or kept[0] != key:  # copied at the first call and kept (see Judge.secrets)
+            model = {"EVAL_SKILLS_JUDGE_MODEL": self.model} if self.model else {}
+            kept = self._environ = (key, {**os.environ, **self.env, **model})
+        return {**kept[1], **extra}
 
     def check(self) -> None:
         try:

@@ -136,8 +136,8 @@ def sign_flip_test(deltas: Sequence[float], *, seed: int = 0, exact_max: int = E
     width = len(tables)
     patterns = b"".join(rng.getrandbits(n).to_bytes(width, "little") for _ in range(resamples))
     totals: list[float] = list(map(tables[0].__getitem__, patterns[0::width]))
-    for block in range(1, width):
-        totals = list(map(operator.add, totals, map(tables[block].__getitem__, patterns[block::width])))
+    for column in range(1, width):
+        totals = list(map(operator.add, totals, map(tables[column].__getitem__, patterns[column::width])))
     threshold = observed - tolerance
     hits = sum(1 for total in totals if abs(total) >= threshold)
     return (hits + 1) / (resamples + 1)
