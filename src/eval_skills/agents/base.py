@@ -310,7 +310,8 @@ class Agent(ABC):
             skipped: list[str] = []
             installed = install_skills(workspace, self.skills_subdir, request.skills, skipped)
             excluded = {f"{self.skills_subdir}/{name}" for name in installed} | {".git"}
-            return Prepared(request, workspace, installed, excluded, snapshot(workspace, excluded), skipped)
+            before = snapshot(workspace, excluded, request.files)  # the files just written: not read back
+            return Prepared(request, workspace, installed, excluded, before, skipped)
         except OSError as exc:
             what = "install the skills in" if not request.files else "write the files and skills into"
             return Prepared(request, workspace, failed=Execution(error=f"could not {what} the workspace: {exc}"))

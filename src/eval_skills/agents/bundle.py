@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from .._atomic import write_file
 from ..errors import HarnessError, InputError
 from ..formats.skill_files import MAX_SKILL_BYTES, read_skill_files
 
@@ -72,5 +73,4 @@ def install_bundle(dest: Path, bundle: SkillBundle) -> None:
         if path.parent not in made:
             path.parent.mkdir(parents=True, exist_ok=True)
             made.add(path.parent)
-        with open(path, "xb") as out:  # never through something already there
-            out.write(data)
+        write_file(path, data, exclusive=True)  # never through something already there

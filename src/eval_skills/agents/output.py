@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from .._atomic import write_file
 from ..formats.untrusted import UnusableJSON, loads_untrusted
 from ..masking import longest_form, mask_bytes
 from ..procs import excerpt
@@ -92,7 +93,7 @@ class RawOutput:
         """Write it to ``dest``, :attr:`secrets` masked (a spill file holding none is moved there, not copied)."""
         dest = Path(dest)
         if self.path is None:
-            dest.write_bytes(mask_bytes(bytes(self._memory), self.secrets))
+            write_file(dest, mask_bytes(bytes(self._memory), self.secrets))
             return
         self.close()
         if self.secrets:

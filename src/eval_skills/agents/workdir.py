@@ -18,12 +18,14 @@ import os
 import re
 import secrets
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
+from .._atomic import write_file
 from ..errors import InputError
 from ..formats.untrusted import clean_text
 from ..scratch import folder_prefix, scratch_folder
@@ -122,7 +124,7 @@ def write_files(workspace: Path, files: Mapping[str, bytes]) -> None:
         if target.parent not in made:
             target.parent.mkdir(parents=True, exist_ok=True)
             made.add(target.parent)
-        target.write_bytes(data)
+        write_file(target, data)
 
 
 def install_skills(workspace: Path, subdir: str, skills: Iterable[SkillSource | SkillBundle],
@@ -154,17 +156,24 @@ def install_skills(workspace: Path, subdir: str, skills: Iterable[SkillSource | 
 
 
 def _clear(dest: Path) -> None:
-    if dest.is_symlink() or dest.is_file():
-        dest.unlink()
-    elif dest.exists():
+    try:
+        info = os.lstat(dest)
+    except FileNotFoundError:
+        return  # the usual case: a fresh workspace
+    if stat.S_ISDIR(info.st_mode):
         shutil.rmtree(dest)
+    else:
+        dest.unlink()
 
 
 Entry = tuple[int, int, bytes | None, str | None]  # size, mtime_ns, digest of small files, link target
 
 
-def snapshot(root: Path, excluded: set[str]) -> dict[str, Entry]:
-    """Every file under ``root`` (relative ``/`` paths), except the ``excluded`` relative folders."""
+def snapshot(root: Path, excluded: set[str], written: Mapping[str, bytes] | None = None) -> dict[str, Entry]:
+    """Every file under ``root`` (relative ``/`` paths), except the ``excluded`` relative folders. ``written``:
+    files just written with these bytes (by relative path), whose entries are made from the bytes instead of
+    being read back."""
+    written = written or {}
     found: dict[str, Entry] = {}
     stack = [(root, "")]
     while stack:
@@ -182,20 +191,33 @@ def snapshot(root: Path, excluded: set[str]) -> dict[str, Entry]:
                     if rel not in excluded:
                         stack.append((Path(entry.path), rel + "/"))
                 elif entry.is_file(follow_symlinks=False):
+                    data = written.get(rel)
+                    if data is not None and len(data) <= _HASH_LIMIT:  # compared by content: no time needed
+                        found[rel] = (len(data), 0, hashlib.blake2b(data, digest_size=16).digest(), None)
+                        continue
                     info = entry.stat(follow_symlinks=False)
-                    digest = _digest(entry.path) if info.st_size <= _HASH_LIMIT else None
+                    digest = _digest(entry.path, info.st_size) if info.st_size <= _HASH_LIMIT else None
                     found[rel] = (info.st_size, info.st_mtime_ns, digest, None)
             except OSError:  # vanished or unreadable while we looked: counts as absent
                 continue
     return found
 
 
-def _digest(path: str) -> bytes | None:
+def _digest(path: str, size: int) -> bytes | None:
+    """The digest of a file of about ``size`` bytes (read to its end, however long it has grown since)."""
     try:
-        with open(path, "rb") as handle:
-            return hashlib.blake2b(handle.read(), digest_size=16).digest()
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return None
+    try:
+        hasher = hashlib.blake2b(digest_size=16)
+        while chunk := os.read(fd, max(size + 1, 1 << 16)):
+            hasher.update(chunk)
+        return hasher.digest()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def changed_files(before: dict[str, Entry], after: dict[str, Entry]) -> list[FileChange]:

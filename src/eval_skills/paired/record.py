@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from .._atomic import write_atomic
+from .._atomic import write_atomic, write_file
 from ..formats.indented_json import dumps_indented
 from ..formats.workspace import (
     EVAL_METADATA_FILE,
@@ -169,7 +169,7 @@ def write_run(folder: Path, out: RunOutput, *, case_key: str, arm: str, number: 
     outputs = folder / "outputs"
     outputs.mkdir(parents=True)
     if out.response is not None:
-        (outputs / RESPONSE).write_text(out.response, encoding="utf-8")
+        write_file(outputs / RESPONSE, out.response.encode("utf-8"))
     copied: dict[str, bytes | None] = {}
     sizes: dict[str, int | None] = {}
     listed = []
@@ -189,12 +189,12 @@ def write_run(folder: Path, out: RunOutput, *, case_key: str, arm: str, number: 
         data = None if change.data is None else mask_bytes(change.data, secrets)
         if data is not None:
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
+            write_file(target, data)
         copied[path] = data
         sizes[path] = change.size
     _viewer_copies(outputs, listed)
     lines = [event.model_dump_json() for event in out.transcript]
-    (folder / "transcript.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    write_file(folder / "transcript.jsonl", "".join(line + "\n" for line in lines).encode("utf-8"))
     if out.raw_stdout is not None and out.raw_stdout.size:
         out.raw_stdout.save(folder / "stdout.txt")  # beside the parsed record, the agent's keys masked
     tool_calls = sum(isinstance(e, ToolCallEvent) for e in out.transcript)
