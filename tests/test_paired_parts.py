@@ -337,3 +337,16 @@ def test_feedback_json_that_is_a_fifo_is_replaced_without_blocking(tmp_path: Pat
     assert done, "write_feedback blocked on a FIFO"
     saved = json.loads((tmp_path / "feedback.json").read_text())
     assert [r["run_id"] for r in saved["reviews"]] == ["eval-1/with_skill/run-1"]
+
+
+def test_an_unreadable_feedback_file_is_kept_aside_with_a_warning(tmp_path, caplog):
+    from eval_skills.paired.report import write_feedback
+
+    broken = '{"reviews": [{"run_id": "eval-1/with_skill/run-1", "feedback": "too long",'  # cut off mid-edit
+    (tmp_path / "feedback.json").write_text(broken)
+    with caplog.at_level("WARNING"):
+        write_feedback(tmp_path, ["eval-1/with_skill/run-1"])
+    assert (tmp_path / "feedback.json.unreadable").read_text() == broken
+    saved = json.loads((tmp_path / "feedback.json").read_text())
+    assert [r["run_id"] for r in saved["reviews"]] == ["eval-1/with_skill/run-1"]
+    assert any("feedback.json.unreadable" in r.getMessage() for r in caplog.records)

@@ -4,6 +4,8 @@ verdict) and ``feedback.json`` (one review per run for a person to fill in)."""
 
 from __future__ import annotations
 
+import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,8 @@ from .summary import (
     verdict_sentence,
 )
 from .trust_report import trust_markdown
+
+UNREADABLE_FEEDBACK = "feedback.json.unreadable"
 
 __all__ = ["ab_sentence", "build_benchmark", "render_markdown", "write_feedback", "write_reports"]
 
@@ -184,13 +188,22 @@ def ab_sentence(ab: ABSummary, baseline_label: str) -> str:
 
 def write_feedback(iteration: Path, run_ids: list[str], given: Feedback | None = None) -> Path:
     """``feedback.json``: the given file's reviews (or the ones already there), plus an empty review for every
-    run that has none; a file that gets new runs to review is ``in_progress`` again, whatever its status was."""
+    run that has none; a file that gets new runs to review is ``in_progress`` again, whatever its status was.
+    A ``feedback.json`` that cannot be read is moved to ``feedback.json.unreadable`` (with a warning), so the
+    reviews in it can be mended by hand."""
     path = iteration / "feedback.json"
     feedback = given
     if feedback is None:
         try:  # a regular file only: missing, or a FIFO or a device in its place, is no feedback (and never blocks)
             feedback = Feedback.model_validate_json(read_regular(path))
-        except (InputError, ValueError):
+        except InputError:
+            feedback = None
+        except ValueError as exc:  # reviews someone wrote, broken: kept beside the new file, never lost
+            kept = path.with_name(UNREADABLE_FEEDBACK)
+            os.replace(path, kept)
+            problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            logging.getLogger(__name__).warning(f"warning: {path} could not be read ({problem}): it is kept as "
+                                                f"{kept.name}, and a new feedback.json is written")
             feedback = None
     feedback = feedback.model_copy(deep=True) if feedback is not None else Feedback()
     known = {review.run_id for review in feedback.reviews}
