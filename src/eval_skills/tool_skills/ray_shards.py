@@ -35,6 +35,7 @@ from ..formats.benchmark import Benchmark
 from ..formats.skill import Skill, load_skill
 from ..results import TaskResult
 from ..scoring.scorers import ScoringContext, get_scorer
+from ..scratch import folder_prefix, scratch_folder
 from .plan import Plan, PlannedTask, WorkItem
 from .preflight import close_adapters
 from .runner import AdapterFactory, RunOutcome, RunSettings, execute
@@ -108,7 +109,9 @@ def run_shard(shard: Shard) -> Iterator[tuple[list[TaskResult], str | None]]:
     finish, and ``([], failure)`` last when a fault of the harness stopped the shard."""
 
     async def body(emit: Callable[[tuple[list[TaskResult], str | None]], None]) -> None:
-        with tempfile.TemporaryDirectory(prefix="eval-skills-shard-", ignore_cleanup_errors=True) as tmp:
+        # in the runs' scratch folder, named so that what a killed node left is swept by the next process
+        with tempfile.TemporaryDirectory(prefix=folder_prefix("shard"), dir=scratch_folder(),
+                                         ignore_cleanup_errors=True) as tmp:
             skill = await asyncio.to_thread(_node_skill, shard.skill, shard.skill_file, Path(tmp))
             scoring = ScoringContext(timeout_s=shard.scorer_timeout_s)
             planned = [PlannedTask(task, get_scorer(kind), kind, options, timeout) for task, kind, options, timeout
