@@ -47,7 +47,10 @@ def test_optimize_with_a_real_cli(cli: str, tmp_path: Path) -> None:
         assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
     assert result["split"]["test"] == [2, 4, 5, 7]
-    assert [(c["train"]["f1"], c["test"]["f1"]) for c in result["candidates"]] == [(0.6667, 0.6667), (1.0, 1.0)]
+    # on a failure, what each candidate's runs did and what the CLI said (seen once under load: the first
+    # candidate's train runs found no trigger)
+    assert [(c["train"]["f1"], c["test"]["f1"]) for c in result["candidates"]] == [(0.6667, 0.6667), (1.0, 1.0)], (
+        json.dumps(result["candidates"])[:4000], out.stderr[-2000:])
     assert result["metadata"]["stop_reason"] == "train_perfect" and result["winner"]["number"] == 2
     request = json.loads((tmp_path / "improver.jsonl").read_text().splitlines()[0])
     assert [q["query"] for q in request["missed"]] == ["Review the billing ledger for March"]
