@@ -424,3 +424,17 @@ def test_the_secrets_of_an_agents_environment_never_reach_its_result(tmp_path: P
     saved = (tmp_path / "stdout.txt").read_bytes()
     assert key.encode() not in saved and saved.count(b"***") == 5
     assert len(saved) > 2 << 20
+
+
+def test_the_request_s_files_are_written_first_and_only_what_the_agent_changed_is_reported(tmp_path: Path) -> None:
+    # the first snapshot takes the fixtures' digests from the bytes written: a fixture left alone, or rewritten
+    # with the same bytes, is no change; one the agent rewrote, or removed, is
+    code = ("from pathlib import Path; Path('data/b.txt').write_text('changed'); Path('same.txt').write_text('same');"
+            "Path('data/gone.txt').unlink(); print(sorted(p.as_posix() for p in Path('.').rglob('*.txt')))")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    files = {"data/a.txt": b"kept", "data/b.txt": b"before", "same.txt": b"same", "data/gone.txt": b"x"}
+    result = run(python_agent(code), AgentRequest("go", ws, timeout=30, files=files))
+    assert result.status == "ok", result.error
+    assert result.response == "['data/a.txt', 'data/b.txt', 'same.txt']"
+    assert [(f.path, f.kind) for f in result.files] == [("data/b.txt", "modified"), ("data/gone.txt", "deleted")]

@@ -12,12 +12,14 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from test_sandbox import needs_bwrap
 
 from eval_skills.agents import create_agent
 from eval_skills.agents.workdir import RunFolders
 from eval_skills.errors import InputError
 from eval_skills.paired import LocalExecutor
 from eval_skills.paired.executor import RunSpec
+from eval_skills.sandbox import create_sandbox
 from eval_skills.scratch import SCRATCH_VARIABLE, folder_prefix, in_memory, scratch_root, sweep
 
 MOUNTS = """\
@@ -100,3 +102,27 @@ def test_a_killed_process_s_folders_are_swept_and_a_living_one_s_are_kept(tmp_pa
     finally:
         living.kill()
         living.wait(timeout=30)
+
+
+@needs_bwrap
+def test_under_bwrap_a_scratch_folder_outside_tmp_is_hidden_from_the_runs(monkeypatch):
+    # outside /tmp and /dev, which bwrap hides already: only the run's own places are seen in it
+    scratch = Path(tempfile.mkdtemp(prefix="eval-skills-test-scratch-", dir="/var/tmp"))
+    try:
+        (scratch / "another-run").mkdir()
+        (scratch / "another-run" / "secret.txt").write_text("not yours")
+        monkeypatch.setenv(SCRATCH_VARIABLE, str(scratch))
+        agent = create_agent("command", command=["/bin/sh", "-c", f"ls -A {scratch}; cat {scratch}/another-run/*"])
+        agent.use_sandbox(create_sandbox("bwrap"))
+
+        async def go():
+            specs = iter([RunSpec(run_id="r1", prompt="look around", files={}, timeout=60)])
+            return [out async for out in LocalExecutor(agent, concurrency=1).run(specs)]
+
+        [out] = asyncio.run(go())
+        listed = (out.response or "").split()  # what ls printed; cat's complaint is in the error
+        assert "another-run" not in listed and "not yours" not in f"{out.response} {out.error}", (listed, out.error)
+        assert len(listed) == 2 and all(name.startswith("eval-skills-") for name in listed)  # the run's own two
+    finally:
+        import shutil
+        shutil.rmtree(scratch, ignore_errors=True)

@@ -27,6 +27,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
 
 from .errors import InputError
@@ -101,7 +102,9 @@ def _choose(env: Mapping[str, str]) -> Path | None:
     return Path(MEMORY_FOLDER) if info.f_bavail * info.f_frsize >= MIN_FREE_BYTES else None
 
 
+@cache
 def _namespace() -> int:
+    """This process's pid namespace (its inode; 0 when it cannot be read): asked once."""
     try:
         return os.stat("/proc/self/ns/pid").st_ino
     except OSError:
