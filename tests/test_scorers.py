@@ -4,7 +4,7 @@ import pytest
 
 from eval_skills.errors import ScorerError, UnknownScorerError
 from eval_skills.formats.benchmark import Task
-from eval_skills.scoring.scorers import SCORERS, ScoringContext, answer_of, get_scorer
+from eval_skills.scoring.scorers import SCORERS, ScoringContext, SearchedTexts, answer_of, get_scorer, searched_texts
 
 
 def task(**expected) -> Task:
@@ -63,6 +63,27 @@ def test_contains_pass_threshold_option():
 
 def test_contains_searches_structured_output_as_json():
     assert run("contains", {"items": [{"city": "Tokyo"}]}, task(keywords=["tokyo"])).passed
+
+
+def test_searched_texts_are_the_answer_then_the_whole_output_once():
+    assert searched_texts({"result": "Tokyo", "n": 1}) == ["Tokyo", '{"result":"Tokyo","n":1}']
+    assert searched_texts({"city": "Tokyo"}) == ['{"city":"Tokyo"}']  # no answer key: the answer is the whole
+    assert searched_texts("plain") == ["plain"]
+    assert searched_texts({"result": 2.0}) == ["2", '{"result":2}']  # numbers as JavaScript writes them
+    texts = SearchedTexts({"result": "Tokyo", "Extra": "KYOTO"}, str.casefold)
+    assert next(iter(texts)) == "tokyo"
+    assert len(texts) == 2 and texts[1] == '{"result":"tokyo","extra":"kyoto"}' and list(texts) == [*texts[:2]]
+
+
+def test_contains_and_regex_find_in_the_whole_output_what_the_answer_lacks():
+    output = {"result": "Paris", "country": "France"}
+    score = run("contains", output, task(keywords=["paris", "FRANCE", "result", "Lyon"]))
+    assert score.value == pytest.approx(3 / 4) and score.reason == "missing: 'Lyon'"
+    assert not run("contains", output, task(keywords=["france"]), caseSensitive=True).passed
+    assert run("contains", output, task(keywords=["France", "Paris"]), caseSensitive=True).passed
+    assert run("regex", output, task(patterns=["^Paris$", '"country":"Fr'])).passed
+    assert run("regex", output, task(pattern="^Paris$")).reason == "matched 'Paris' at offset 0"
+    assert not run("regex", output, task(pattern="Lyon")).passed
 
 
 def test_regex_with_flags():

@@ -230,6 +230,25 @@ def test_secrets_in_config_are_not_stored(tmp_path: Path) -> None:
     assert b"sk-live-123" not in raw and b"Bearer abc" not in raw
 
 
+def test_a_batch_of_any_size_is_written_whole_and_in_order(tmp_path: Path) -> None:
+    # a batch is cut into INSERTs of several rows each: every size must come back row for row
+    with Store.open(tmp_path / "s.db") as store:
+        ev = begin(store)
+        sizes = [1, 3, 4, 5, 17, 64, 65, 87, 150]
+        made = [[result(f"b{size}-{i}", run=i % 3 + 1, score=i / 7, latency_ms=None if i % 5 else i + 0.5,
+                        output={"result": f"é{i}"}, status="pass" if i % 2 else "fail", attempts=i % 4 + 1,
+                        error=None if i % 2 else f"e{i}", usage=Usage(i, 1, i + 1) if i % 3 == 0 else None)
+                 for i in range(size)] for size in sizes]
+        for batch in made:
+            store.add_results(ev, batch)
+        stored = store.get_results(ev)
+        expected = [item for batch in made for item in batch]
+        assert len(stored) == sum(sizes) == len(expected)
+        for row, want in zip(stored, expected, strict=True):
+            assert row.pop("finishedAt").endswith("Z")
+            assert row == want.to_json()
+
+
 def test_batched_add_results(tmp_path: Path) -> None:
     with Store.open(tmp_path / "s.db") as store:
         ev = begin(store)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -24,10 +25,10 @@ from .assertions import compile_pattern, regex_flags
 from .registry import (
     NoOptions,
     ScoringContext,
+    SearchedTexts,
     answer_of,
     as_text,
     scorer,
-    searched_texts,
     short,
     short_answer,
     small_output,
@@ -103,9 +104,9 @@ def contains(output: Any, task: Task, options: ContainsOptions, ctx: ScoringCont
     keywords = _keywords(task)
     if not keywords:
         raise ScorerError(f"task {task.id!r}: contains needs expectedOutput.keywords or value")
-    fold = (lambda text: text) if options.caseSensitive else str.casefold
-    haystacks = [fold(text) for text in searched_texts(output)]
-    missing = [k for k in keywords if not any(fold(k) in haystack for haystack in haystacks)]
+    fold = None if options.caseSensitive else str.casefold
+    haystacks = SearchedTexts(output, fold)
+    missing = [k for k in keywords if not any((k if fold is None else fold(k)) in text for text in haystacks)]
     value = (len(keywords) - len(missing)) / len(keywords)
     reason = "all keywords found" if not missing else "missing: " + ", ".join(repr(k) for k in missing)
     return Score(value, value >= options.passThreshold, reason)
@@ -128,7 +129,7 @@ def _check_regex(task: Task, options: RegexOptions, ctx: ScoringContext) -> None
     _compiled(task, options)
 
 
-def _search(compiled: Any, texts: list[str], deadline: float) -> Any:
+def _search(compiled: Any, texts: Iterable[str], deadline: float) -> Any:
     """The first match of ``compiled`` in ``texts``, or None; TimeoutError once past the scoring deadline."""
     for text in texts:
         remaining = deadline - time.monotonic()
@@ -145,7 +146,7 @@ def regex(output: Any, task: Task, options: RegexOptions, ctx: ScoringContext) -
     """``pattern`` must be found; with ``patterns`` (the original's list) the score is the share found and
     the task passes when all are."""
     compiled = _compiled(task, options)
-    texts = searched_texts(output)
+    texts = SearchedTexts(output)
     deadline = time.monotonic() + ctx.timeout_s  # TimeoutError: the task is past the scoring deadline
     matches = [_search(pattern, texts, deadline) for pattern in compiled]
     missing = [c.pattern for c, m in zip(compiled, matches, strict=True) if m is None]

@@ -46,10 +46,10 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar, cast, overload
 
 from pydantic import BaseModel, ConfigDict
 
@@ -59,8 +59,8 @@ from ..results import Score
 from .json_text import as_text
 
 __all__ = ["DEFAULT_SCORER_TIMEOUT_S", "INLINE_MAX_CHARS", "NoOptions", "SCORERS", "Scorer", "ScoringContext",
-           "answer_of", "as_text", "get_scorer", "scorer", "scorer_type_of", "searched_texts", "short_answer",
-           "small_output"]
+           "SearchedTexts", "answer_of", "as_text", "get_scorer", "scorer", "scorer_type_of", "searched_texts",
+           "short_answer", "small_output"]
 
 DEFAULT_SCORER_TIMEOUT_S = 5.0  # the original tool's deadline for scoring one task
 INLINE_MAX_CHARS = 65536  # an answer this short is compared on the event loop by linear-time scorers
@@ -236,15 +236,53 @@ def small_output(output: Any, limit: int = INLINE_MAX_CHARS) -> bool:
     return True
 
 
+class SearchedTexts(Sequence[str]):
+    """What ``contains`` and ``regex`` search, in order: the answer's text and, for an object or array output,
+    the JSON text of the whole output too, key names included (as the original eval-skills does), when it is
+    not the answer's. ``fold`` (``str.casefold``, say) is applied to each. The whole output's text is made only
+    when a search goes past the answer, so an answer that holds what is looked for costs no encoding of the rest.
+    """
+
+    __slots__ = ("_output", "_fold", "_texts", "_whole_done")
+
+    def __init__(self, output: Any, fold: Callable[[str], str] | None = None) -> None:
+        self._output = output
+        self._fold = fold
+        answer = as_text(answer_of(output))
+        self._texts = [answer if fold is None else fold(answer)]
+        self._whole_done = not isinstance(output, dict | list)
+
+    def _all(self) -> list[str]:
+        if not self._whole_done:
+            self._whole_done = True
+            whole = as_text(self._output)
+            if self._fold is not None:
+                whole = self._fold(whole)
+            if whole != self._texts[0]:
+                self._texts.append(whole)
+        return self._texts
+
+    def __iter__(self) -> Iterator[str]:
+        yield self._texts[0]
+        yield from self._all()[1:]
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        return self._all()[index]
+
+    def __repr__(self) -> str:
+        return f"SearchedTexts({self._all()!r})"
+
+
 def searched_texts(output: Any) -> list[str]:
-    """What ``contains`` and ``regex`` search: the answer's text and, for an object or array output, the
-    JSON text of the whole output too, key names included (as the original eval-skills does)."""
-    texts = [as_text(answer_of(output))]
-    if isinstance(output, dict | list):
-        whole = as_text(output)
-        if whole != texts[0]:
-            texts.append(whole)
-    return texts
+    """Every text :class:`SearchedTexts` holds for ``output``, as a list."""
+    return list(SearchedTexts(output))
 
 
 def short(text: str, limit: int = 80) -> str:

@@ -15,6 +15,7 @@ from .registry import (
     NoOptions,
     Scorer,
     ScoringContext,
+    SearchedTexts,
     answer_of,
     as_text,
     get_scorer,
@@ -24,6 +25,6 @@ from .registry import (
 )
 from .schemas import schema_problem, schema_validator
 
-__all__ = ["DEFAULT_SCORER_TIMEOUT_S", "SCORERS", "NoOptions", "Scorer", "ScoringContext", "answer_of", "as_text",
-           "custom_scorer_path", "get_scorer", "schema_problem", "schema_validator", "scorer", "scorer_type_of",
-           "searched_texts", "verdict_score"]
+__all__ = ["DEFAULT_SCORER_TIMEOUT_S", "SCORERS", "NoOptions", "Scorer", "ScoringContext", "SearchedTexts",
+           "answer_of", "as_text", "custom_scorer_path", "get_scorer", "schema_problem", "schema_validator", "scorer",
+           "scorer_type_of", "searched_texts", "verdict_score"]

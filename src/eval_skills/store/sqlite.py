@@ -11,6 +11,8 @@ Every sqlite3 error surfaces as a one-line :class:`HarnessError` naming the file
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
 import os
 import re
@@ -50,6 +52,18 @@ _INSERT_RESULT = (
     "INSERT INTO task_results (evaluation_id, skill_id, task_id, run_id, status, score, latency_ms, error,"
     " scorer_type, reason, output_json, usage_json, attempts, extra_json, finished_at)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+# a batch is written as INSERTs of these many rows (each its own cached statement): SQLite lets go of the
+# interpreter once a statement, not once a row as executemany does, so the event loop's thread is not made to
+# hand it back and forth with the writer's for every result; 64 rows of 15 is under the 999 parameters old
+# SQLite builds allow
+_CHUNKS = (64, 16, 4, 1)
+
+
+@functools.cache
+def _insert_rows(rows: int) -> str:
+    return _INSERT_RESULT + (", " + _INSERT_RESULT.rsplit(" VALUES ", 1)[1]) * (rows - 1)
+
+
 _SELECT_RESULTS = (
     "SELECT skill_id, task_id, run_id, status, score, latency_ms, error, scorer_type, reason, output_json,"
     " usage_json, attempts, finished_at FROM task_results WHERE evaluation_id = ?")
@@ -247,7 +261,11 @@ class Store:
         rows = [self._row(evaluation_id, result, written) for result in results]
         try:
             with self._write("saving task results") as db:
-                db.executemany(_INSERT_RESULT, rows)
+                start = 0
+                for size in _CHUNKS:
+                    while len(rows) - start >= size:
+                        db.execute(_insert_rows(size), list(itertools.chain.from_iterable(rows[start:start + size])))
+                        start += size
         except HarnessError as exc:
             if isinstance(exc.__cause__, sqlite3.IntegrityError):
                 raise HarnessError(f"results store {self.path}: no evaluation {evaluation_id!r} "

@@ -89,8 +89,13 @@ class ResultWriter:
                 time.sleep(LINGER_S)  # the rest of the batch
             self._wake.clear()  # before taking the batch: a result put after this wakes the thread again
             stopping = self._stopping
-            while pending:
-                batch = [pending.popleft() for _ in range(min(len(pending), _MAX_BATCH))]
+            # what is waiting now, and no more: results put while this batch is written wait for the next wake and
+            # its linger (a commit is long enough for a few to come, and taking them at once would make every batch
+            # a few results long, with the interpreter handed back and forth for each)
+            waiting = len(pending)
+            while waiting:
+                batch = [pending.popleft() for _ in range(min(waiting, _MAX_BATCH))]
+                waiting -= len(batch)
                 if self._error is None:
                     try:
                         self._store.add_results(self._evaluation_id, batch)
