@@ -1,20 +1,27 @@
-"""``json.dumps(value, indent=2)``, byte for byte, at the speed of the C encoder.
+"""``json.dumps(value, indent=2)``, byte for byte, at the speed of the C encoder, or faster.
 
 With ``indent`` set, the standard library falls back to its pure-Python encoder, which dominates the cost
 of writing a report of thousands of results. Here, a container none of whose members is a non-empty
 container (a result row, a list of numbers) is encoded in one call of the C encoder, its item separator
 carrying the newline and the indentation; only the containers above those are walked in Python.
+
+:func:`dumps_indented_utf8` goes further for UTF-8 text (a report file): orjson writes the whole value in one
+call, ten times as fast again, and its text is kept where it is what ``json.dumps`` writes.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["dumps_indented"]
+__all__ = ["dumps_indented", "dumps_indented_utf8"]
 
 _CONTAINERS = (dict, list, tuple)
+# orjson writes a float as json.dumps does but where json.dumps writes an exponent of a small number
+# ("1e-05"): orjson writes "0.00001" or "1e-5". Text with neither shape holds no float written otherwise.
+_SMALL_FLOAT = re.compile(rb"\de-\d|0\.0000")
 _SCALARS = (str, int, float)
 _PLAIN_TYPES = frozenset((str, int, float, bool, type(None)))  # the common case of _plain, by a set lookup
 
@@ -117,3 +124,23 @@ def dumps_indented(value: Any, *, ensure_ascii: bool = True, default: Callable[[
 
     emit(value, 0)
     return "".join(out)
+
+
+def dumps_indented_utf8(value: Any, *, default: Callable[[Any], Any] | None = None) -> str:
+    """What ``json.dumps(value, indent=2, ensure_ascii=False, default=default)`` returns, but that NaN and the
+    infinities (which are not JSON, and which no score or count ever is) are written as ``null``.
+
+    orjson writes it where it can; what it refuses (keys that are not strings, integers over 64 bits, lone
+    surrogates, nesting past 254 levels) or writes otherwise (a float under 0.0001) is left to
+    :func:`dumps_indented`. Dates, dataclasses and other objects go to ``default``, as with ``json.dumps``.
+    """
+    import orjson  # only when a report is written
+
+    options = (orjson.OPT_INDENT_2 | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS)
+    try:
+        data = orjson.dumps(value, default=default, option=options)
+    except TypeError:  # orjson.JSONEncodeError too
+        return dumps_indented(value, ensure_ascii=False, default=default)
+    if _SMALL_FLOAT.search(data):
+        return dumps_indented(value, ensure_ascii=False, default=default)
+    return data.decode()

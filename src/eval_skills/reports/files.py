@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import HarnessError, InputError
-from ..formats.indented_json import dumps_indented
+from ..formats.indented_json import dumps_indented_utf8
 from ..formats.untrusted import MAX_DEPTH
 
 __all__ = ["EXTENSIONS", "FORMATS", "load_report_file", "make_timestamp", "normalize_formats",
@@ -33,7 +33,7 @@ _RENDERERS = {"json": "files:render_json", "markdown": "markdown:render_markdown
 
 def render_json(reports: Sequence[dict[str, Any]]) -> str:
     """The reports as a JSON array (indent 2, UTF-8 text as is), ending in a newline."""
-    return dumps_indented(list(reports), ensure_ascii=False, default=str) + "\n"
+    return dumps_indented_utf8(list(reports), default=str) + "\n"
 
 
 def renderer(name: str) -> Callable[[Sequence[dict[str, Any]]], str]:
