@@ -363,6 +363,24 @@ def test_timeouts_of_queued_requests_count_only_their_own_time() -> None:
     assert all(480 <= ms < 900 for ms in latencies), latencies  # not 500, 1000, 1500
 
 
+def test_each_request_keeps_its_own_timeout_whatever_the_requests_before_it_had() -> None:
+    # a long timeout answered in time, then a short one that hangs: the short one ends on its own clock;
+    # a short timeout answered in time, then a longer one that hangs: it is not ended at the first one's deadline
+    async def body(adapter: SubprocessAdapter) -> list[Any]:
+        out: list[Any] = []
+        for first, second in ((30.0, 0.4), (0.3, 1.0)):
+            calls = [adapter.invoke({"do": "ok"}, first), adapter.invoke({"do": "hang"}, second)]
+            started = time.monotonic()
+            out.append((await asyncio.gather(*calls, return_exceptions=True), time.monotonic() - started))
+        return out
+
+    (short, short_wall), (longer, longer_wall) = run_with(make_skill(persistent=True), body)
+    assert not isinstance(short[0], BaseException) and isinstance(short[1], SkillTimeout), short
+    assert 380 <= short[1].latency_ms < 2000 and short_wall < 10, (short[1].latency_ms, short_wall)
+    assert not isinstance(longer[0], BaseException) and isinstance(longer[1], SkillTimeout), longer
+    assert longer[1].latency_ms >= 980 and "within 1s" in str(longer[1]), (longer[1].latency_ms, longer[1])
+
+
 def test_one_shot_reply_counts_when_a_leftover_child_holds_stdout(tmp_path: Path) -> None:
     script = tmp_path / "leaves_child.py"
     script.write_text(

@@ -36,6 +36,7 @@ MAX_LATE_CHECKS = 200  # how many times (1 ms apart) a deadline waits for output
 
 
 class _Pending:
+    # ``timer``: only a deadline's late checks (the channel's own timer watches the head's deadline)
     __slots__ = ("id", "request", "timeout", "future", "sent", "started", "timer", "last", "late_checks")
 
     def __init__(self, request_id: int, request: bytes, timeout: float, future: asyncio.Future[Any]) -> None:
@@ -71,6 +72,7 @@ class PersistentChannel:
         self._outbox: list[bytes] | None = None  # requests made in this turn of the loop, written at its end
         self._lock = asyncio.Lock()  # held while a process is started or replaced
         self._next_id = 0
+        self._timer: asyncio.TimerHandle | None = None  # checks the head's deadline (see _arm)
 
     @property
     def child(self) -> Child | None:
@@ -139,10 +141,32 @@ class PersistentChannel:
             stdin.write(outbox[0] if len(outbox) == 1 else b"".join(outbox))
 
     def _start_clock(self, pending: _Pending) -> None:
-        loop = asyncio.get_running_loop()
-        pending.started = loop.time()
+        pending.started = asyncio.get_running_loop().time()
         pending.late_checks = 0
-        pending.timer = loop.call_at(pending.started + pending.timeout, self._timed_out, pending)
+        self._arm(pending.started + pending.timeout)
+
+    def _arm(self, when: float) -> None:
+        """Have the head's deadline checked by ``when``. One timer serves the channel: a timer set for an earlier
+        deadline is kept (when it fires it arms again for the request then at the head), so a request answered in
+        time costs no timer of its own, made and cancelled."""
+        timer = self._timer
+        if timer is not None:
+            if timer.when() <= when:
+                return
+            timer.cancel()
+        self._timer = asyncio.get_running_loop().call_at(when, self._check_head)
+
+    def _check_head(self) -> None:
+        self._timer = None
+        if self._child is None or not self._queue:
+            return
+        head = self._queue[0]
+        if head.started is None:
+            return  # sent again to a new program since; its clock starts there
+        if asyncio.get_running_loop().time() + 0.001 < head.started + head.timeout:
+            self._arm(head.started + head.timeout)  # the request this timer was set for was answered in time
+            return
+        self._timed_out(head)
 
     @staticmethod
     def _settle(pending: _Pending, *, reply: Reply | None = None, error: BaseException | None = None) -> None:
@@ -239,6 +263,9 @@ class PersistentChannel:
         reader, self._reader = self._reader, None
         watcher, self._watcher = self._watcher, None
         self._unmatched = b""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         self._outbox = None  # not written: those requests are in the queue, to be sent again or failed
         for task in (reader, watcher):
             if task is not None and task is not asyncio.current_task():
