@@ -143,7 +143,13 @@ class Scorer:
         """The options as the scorer's model (pydantic ValidationError when they do not fit)."""
         if isinstance(raw, BaseModel):
             return raw
-        return self.options.model_validate(dict(raw or {}))
+        if not raw:
+            return self._defaults  # most tasks set none: one model serves them (scorers only read options)
+        return self.options.model_validate(dict(raw))
+
+    @functools.cached_property
+    def _defaults(self) -> BaseModel:
+        return self.options.model_validate({})
 
     def __call__(self, output: Any, task: Task, options: Mapping[str, Any] | BaseModel | None,
                  ctx: ScoringContext) -> Score:

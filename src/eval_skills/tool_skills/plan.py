@@ -117,13 +117,13 @@ def _input_problems(skills: list[Skill], tasks: list[Task], timeout_s: float,
 
 def _plan_task(benchmark: Benchmark, index: int, task: Task, default_evaluator: str, where: str,
                scoring: ScoringContext) -> PlannedTask:
-    at = benchmark.task_path(index)
     kind = scorer_type_of(task, default_evaluator)
-    kind_field = (f"{at}.evaluator.type" if task.evaluator is not None
-                  else f"{at}.expectedOutput.type" if task.expectedOutput.type else "--evaluator")
     try:
         scorer = get_scorer(kind)
     except InputError as exc:
+        at = benchmark.task_path(index)
+        kind_field = (f"{at}.evaluator.type" if task.evaluator is not None
+                      else f"{at}.expectedOutput.type" if task.expectedOutput.type else "--evaluator")
         raise type(exc)(exc.problem, file=where, field=kind_field, hint=exc.hint) from None
     try:
         options = scorer.parse_options(task.evaluator.options() if task.evaluator else {})
@@ -132,13 +132,13 @@ def _plan_task(benchmark: Benchmark, index: int, task: Task, default_evaluator: 
     unknown = sorted(set(task.expectedOutput.model_extra or {}) - EXPECTED_OPTIONAL)
     if unknown and scorer.name != "custom":
         raise InputError("unknown field (remove it or check its spelling)", file=where,
-                         field=f"{at}.expectedOutput.{unknown[0]}")
+                         field=f"{benchmark.task_path(index)}.expectedOutput.{unknown[0]}")
     if scorer.check is not None:
         try:
             scorer.check(task, options, scoring)
         except (ScorerError, InputError) as exc:
             problem = exc.problem if isinstance(exc, InputError) else str(exc)
-            raise InputError(problem, file=where, field=f"{at}.expectedOutput",
+            raise InputError(problem, file=where, field=f"{benchmark.task_path(index)}.expectedOutput",
                              hint=f"task {task.id!r} cannot be scored by {scorer.name}") from None
     return PlannedTask(task, scorer, scorer.name, options, task.timeoutMs)
 
