@@ -56,6 +56,22 @@ def test_the_utf8_writer_gives_the_same_text_as_the_standard_library(value):
     assert dumps_indented_utf8(value, default=str) == json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
 
+class Half(float):  # numpy's float64 is a float subclass too
+    pass
+
+
+class Count(int):
+    pass
+
+
+class Name(str):
+    pass
+
+
+class Rows(dict):  # type: ignore[type-arg]
+    pass
+
+
 def test_the_utf8_writer_on_what_orjson_refuses_or_writes_otherwise():
     cases = [
         {"small": [1e-05, 6.25e-06, -0.00001234], "big": 1e16, "tiny": 5e-324},  # floats orjson writes otherwise
@@ -64,6 +80,8 @@ def test_the_utf8_writer_on_what_orjson_refuses_or_writes_otherwise():
         {"control": "".join(map(chr, range(32))) + "\x7f\u2028é😀", "quote": '"\\/'},
         {"path": Path("/tmp/x"), "rows": [{"p": Path("a")}, [Path("b"), {}, []]], "t": (1, "a")},
         [[[[[[[[[[]]]]]]]]]] * 2,
+        {"score": Half(0.5), "n": Count(3), "name": Name("x"), "rows": Rows(a=[1.25, Half(2.0)])},  # subclasses
+        {"s": {Name("k"): 1}},
     ]
     deep: list[object] = []
     for _ in range(300):  # past orjson's nesting limit

@@ -128,20 +128,32 @@ def dumps_indented(value: Any, *, ensure_ascii: bool = True, default: Callable[[
     return "".join(out)
 
 
+class _NotTheSame(TypeError):
+    """A value orjson would write otherwise than json.dumps does: the standard library's encoder writes it."""
+
+
 def dumps_indented_utf8(value: Any, *, default: Callable[[Any], Any] | None = None) -> str:
     """What ``json.dumps(value, indent=2, ensure_ascii=False, default=default)`` returns, but that NaN and the
-    infinities (which are not JSON, and which no score or count ever is) are written as ``null``.
+    infinities (which are not JSON, and which no score or count ever is) are written as ``null``, and a plain
+    ``Enum`` member (no result holds one) as its value.
 
     orjson writes it where it can; what it refuses (keys that are not strings, integers over 64 bits, lone
-    surrogates, nesting past 254 levels) or writes otherwise (a float under 0.0001) is left to
-    :func:`dumps_indented`. Dates, dataclasses and other objects go to ``default``, as with ``json.dumps``.
+    surrogates, nesting past 254 levels) or writes otherwise (a float under 0.0001, a subclass of float) is left
+    to :func:`dumps_indented`. Dates, dataclasses and other objects go to ``default``, as with ``json.dumps``.
     """
     import orjson  # only when a report is written
 
+    def fallback(item: Any) -> Any:
+        if isinstance(item, float):  # a float subclass (numpy's float64): json.dumps writes it as a number
+            raise _NotTheSame
+        if default is None:
+            raise TypeError(f"Object of type {item.__class__.__name__} is not JSON serializable")
+        return default(item)
+
     options = (orjson.OPT_INDENT_2 | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS)
     try:
-        data = orjson.dumps(value, default=default, option=options)
-    except TypeError:  # orjson.JSONEncodeError too
+        data = orjson.dumps(value, default=fallback, option=options)
+    except TypeError:  # orjson.JSONEncodeError too, whatever ``default`` raised
         return dumps_indented(value, ensure_ascii=False, default=default)
     if _SMALL_FIXED in data or _NEGATIVE_EXPONENT.search(data):
         return dumps_indented(value, ensure_ascii=False, default=default)
