@@ -106,7 +106,9 @@ def contains(output: Any, task: Task, options: ContainsOptions, ctx: ScoringCont
         raise ScorerError(f"task {task.id!r}: contains needs expectedOutput.keywords or value")
     fold = None if options.caseSensitive else str.casefold
     haystacks = SearchedTexts(output, fold)
-    missing = [k for k in keywords if not any((k if fold is None else fold(k)) in text for text in haystacks)]
+    needles = keywords if fold is None else [fold(k) for k in keywords]
+    missing = [k for k, needle in zip(keywords, needles, strict=True)
+               if not any(needle in text for text in haystacks)]
     value = (len(keywords) - len(missing)) / len(keywords)
     reason = "all keywords found" if not missing else "missing: " + ", ".join(repr(k) for k in missing)
     return Score(value, value >= options.passThreshold, reason)

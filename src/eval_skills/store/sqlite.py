@@ -11,8 +11,6 @@ Every sqlite3 error surfaces as a one-line :class:`HarnessError` naming the file
 
 from __future__ import annotations
 
-import functools
-import itertools
 import json
 import os
 import re
@@ -41,28 +39,13 @@ from .encoding import (
     redact,
 )
 from .migrations import applied_migrations, migrate
+from .result_rows import INSERT_RESULT, insert_rows, result_row
 
 __all__ = ["EVALUATION_STATUSES", "OUTPUT_LIMIT", "TEXT_LIMIT", "TRUNCATED_KEY", "Store", "encode_output"]
 
 BUSY_TIMEOUT_MS = 10_000
 LOCK_POLL_MS = 200  # one SQLite-level wait for a lock; longer waits are a loop of these
 EVALUATION_STATUSES = ("running", "finished", "interrupted", "failed")
-
-_INSERT_RESULT = (
-    "INSERT INTO task_results (evaluation_id, skill_id, task_id, run_id, status, score, latency_ms, error,"
-    " scorer_type, reason, output_json, usage_json, attempts, extra_json, finished_at)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-# a batch is written as INSERTs of these many rows (each its own cached statement): SQLite lets go of the
-# interpreter once a statement, not once a row as executemany does, so the event loop's thread is not made to
-# hand it back and forth with the writer's for every result; 64 rows of 15 is under the 999 parameters old
-# SQLite builds allow
-_CHUNKS = (64, 16, 4, 1)
-
-
-@functools.cache
-def _insert_rows(rows: int) -> str:
-    return _INSERT_RESULT + (", " + _INSERT_RESULT.rsplit(" VALUES ", 1)[1]) * (rows - 1)
-
 
 _SELECT_RESULTS = (
     "SELECT skill_id, task_id, run_id, status, score, latency_ms, error, scorer_type, reason, output_json,"
@@ -234,20 +217,12 @@ class Store:
                  tool_version, os.getpid(), socket.gethostname()))
         return evaluation_id
 
-    @staticmethod
-    def _row(evaluation_id: str, result: TaskResult, finished_at: str) -> tuple[Any, ...]:
-        usage = result.usage
-        return (evaluation_id, result.skill_id, result.task_id, result.run_id, result.status, result.score,
-                result.latency_ms, clip(result.error), result.scorer_type, clip(result.reason),
-                encode_output(result.output), None if usage is None else dumps(usage.to_json()),
-                result.attempts, dumps(result.extra) if result.extra else None, finished_at)
-
     def add_result(self, evaluation_id: str, result: TaskResult) -> None:
         """Write and commit one finished task result: it is in the file when this returns."""
-        row = self._row(evaluation_id, result, now())
+        row = result_row(evaluation_id, result, now())
         try:
             with self._lock:
-                self._db.execute(_INSERT_RESULT, row)  # autocommit: one statement, one transaction
+                self._db.execute(INSERT_RESULT, row)  # autocommit: one statement, one transaction
         except sqlite3.IntegrityError as exc:
             raise HarnessError(f"results store {self.path}: no evaluation {evaluation_id!r} "
                                f"to add a result to") from exc
@@ -258,14 +233,10 @@ class Store:
         """Write and commit several results in one transaction (all or none): for callers that batch. They share
         one ``finished_at``: the time they were written."""
         written = now()
-        rows = [self._row(evaluation_id, result, written) for result in results]
+        rows = [result_row(evaluation_id, result, written) for result in results]
         try:
             with self._write("saving task results") as db:
-                start = 0
-                for size in _CHUNKS:
-                    while len(rows) - start >= size:
-                        db.execute(_insert_rows(size), list(itertools.chain.from_iterable(rows[start:start + size])))
-                        start += size
+                insert_rows(db, rows)
         except HarnessError as exc:
             if isinstance(exc.__cause__, sqlite3.IntegrityError):
                 raise HarnessError(f"results store {self.path}: no evaluation {evaluation_id!r} "
