@@ -191,3 +191,41 @@ def test_a_store_that_cannot_be_written_is_one_line_before_anything_runs(tmp_pat
             line = f"error: results store {store}: {says} ({why or f'{read_only_folder} is not writable'})"
             assert out.stderr.strip() == line, out.stderr
             assert not (tmp_path / "r").exists()
+
+
+def test_paired_rows_are_committed_in_groups_in_order_and_a_failure_stops_the_writer(tmp_path: Path) -> None:
+    from eval_skills.store.paired import PairedStore
+    from eval_skills.store.writer import GroupWriter
+
+    with Store.open(tmp_path / "s.db") as store:
+        rows = PairedStore(store)
+        iteration = rows.begin_iteration(workspace=str(tmp_path), iteration=1, skill_name="s", config={},
+                                         tool_version="t")
+        writer = GroupWriter(store, lambda batch: rows.add_rows(iteration, batch), what="saving paired runs")
+        for n in range(1, 41):  # each grade right behind its run: in one batch or the next, never before it
+            run = {"run_id": f"r{n}", "eval_id": 1, "arm": "with_skill", "run_number": n, "status": "ok",
+                   "response": f"answer {n}", "duration_s": 0.1, "usage": {"total_tokens": n}}
+            writer.put(("add_run", (run,), {}))
+            writer.put(("add_grade", (f"r{n}", {"passed": n % 2, "failed": 1 - n % 2, "total": 1,
+                                                "pass_rate": float(n % 2)}, [("checks", [{"n": n}], None)]), {}))
+        writer.put(("add_verdict", ("eval-1-run-1", "compare", {"winner": "A"}), {"judge": {"backend": "command"}}))
+        writer.close()
+        assert writer.written == 81
+        found = rows.runs(iteration)
+        assert [r["run_id"] for r in sorted(found, key=lambda r: r["run_number"])] == [f"r{n}" for n in range(1, 41)]
+        assert all(r["pass_rate"] == float(int(r["run_id"][1:]) % 2) for r in found)
+        verdicts = rows.verdicts(iteration)
+        assert [v["kind"] for v in verdicts] == ["checks"] * 40 + ["compare"]
+        assert verdicts[-1]["verdict"] == {"winner": "A"} and verdicts[-1]["backend"] == "command"
+
+        seen: list[HarnessError] = []
+        failing = GroupWriter(store, lambda batch: rows.add_rows(iteration, batch), what="saving paired runs",
+                              on_error=seen.append)
+        failing.put(("add_run", ({"run_id": "odd", "eval_id": 1, "arm": "a", "run_number": 1,
+                                  "status": "error", "error": "\ud800"},), {}))  # SQLite cannot encode it
+        with pytest.raises(HarnessError) as info:
+            failing.close()
+        assert info.value is seen[0]
+        assert str(info.value).startswith(f"results store {tmp_path / 's.db'}: saving paired runs failed: "
+                                          "UnicodeEncodeError")
+        assert len(rows.runs(iteration)) == 40  # the failed batch left nothing half written

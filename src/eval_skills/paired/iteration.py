@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..formats.workspace import Comparison, Feedback, iteration_dir, next_number, run_dir, run_id
@@ -26,6 +26,10 @@ from .executor import RunOutput
 from .grading import compare_runs, grade_run, judge_info
 from .plan import Case, PairedPlan, PlannedRun
 from .record import RunRecord, load_comparisons, load_run, write_comparisons, write_grading, write_run
+
+if TYPE_CHECKING:
+    from ..store.paired import Row
+    from ..store.writer import GroupWriter
 
 __all__ = ["CONFIG_FILE", "Iteration", "PairedSettings", "Progress", "claim_iteration", "hold_iteration", "now",
            "resolve_iteration"]
@@ -151,6 +155,7 @@ class Iteration:
         self.spent = 0  # tokens of the runs this invocation started (the budget's count)
         self.errors = self.tokens = 0  # error runs and tokens of every finished run
         self.rows_id = ""
+        self.writer: GroupWriter[Row] | None = None  # the store's rows, committed in groups (pipeline makes it)
         self.recorders: set[asyncio.Task[None]] = set()
         self.to_grade: set[str] = set()  # runs whose grade is on its way (their transcripts are still needed)
 
@@ -185,10 +190,10 @@ class Iteration:
         return run_dir(self.folder, planned.case.key, planned.arm, planned.number)
 
     def row(self, method: str, *args: Any, **kwargs: Any) -> None:
-        """A store write (no store: nothing). Called from the threads that write the run's files, so the event
-        loop never waits on SQLite and a run's file and row are written in one trip."""
-        if self.rows is not None:
-            getattr(self.rows, method)(self.rows_id, *args, **kwargs)
+        """A store write (no store: nothing): ``method`` of :class:`~eval_skills.store.paired.PairedStore`,
+        handed to the writer thread, which commits what is waiting in one transaction."""
+        if self.writer is not None:
+            self.writer.put((method, args, kwargs))
 
     @staticmethod
     def run_row(planned: PlannedRun, record: RunRecord) -> dict[str, Any]:

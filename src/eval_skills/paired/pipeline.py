@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Any
 
 from .._gc import gc_frozen
 from .._version import __version__
-from ..errors import InputError
+from ..errors import HarnessError, InputError
 from ..formats.grading import GRADING_VERSIONS_FILE
 from ..formats.workspace import Benchmark
 from ..judges import Judge
@@ -131,12 +132,14 @@ async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Ex
     """Run (or, with ``settings.resume``, finish) one iteration; see the module doc."""
     from ..store import Store
     from ..store.paired import PairedStore
+    from ..store.writer import GroupWriter
 
     number, folder, config = check_iteration(plan, settings, judge)
     stop = stop or asyncio.Event()
     held = contextlib.ExitStack()  # the iteration's lock: one process runs an iteration at a time
     if settings.resume:
         held.enter_context(hold_iteration(folder))
+    writer: GroupWriter[Any] | None = None
     try:
         store = Store.open(store_path) if store_path is not None else None  # a broken store fails before any run
     except BaseException:
@@ -150,10 +153,12 @@ async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Ex
         write_json(folder / CONFIG_FILE, config)
         for case in plan.cases:
             write_case(folder / f"eval-{case.key}", case, plan.arms)
-        if state.rows is not None:
+        if state.rows is not None and store is not None:
             state.rows_id = state.rows.begin_iteration(workspace=str(settings.workspace.resolve()), iteration=number,
                                                        skill_name=plan.skill.name, config=config,
                                                        tool_version=__version__)
+            writer = state.writer = GroupWriter(store, functools.partial(state.rows.add_rows, state.rows_id),
+                                                what="saving paired runs", on_error=_stopper(state))
         if settings.resume:
             state.load_finished()
         state.progress()
@@ -194,6 +199,8 @@ async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Ex
             for task in list(state.tasks):
                 task.cancel()
             await asyncio.gather(*list(state.tasks), return_exceptions=True)
+        if writer is not None:
+            writer.close()  # every row of what finished is in the store (or the writer's failure is raised)
         if state.failure is not None:
             raise state.failure
         interrupted = not finished
@@ -209,9 +216,28 @@ async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Ex
                                         summary=bench.model_dump(mode="json", exclude={"runs"}))
     finally:
         held.close()
+        if writer is not None:
+            with contextlib.suppress(HarnessError):  # raised above when it matters; here the run failed already
+                writer.close()
         if store is not None:
             store.close()
     return PairedOutcome(bench, folder, number, files, interrupted, cut_short, missing, state.rows_id or None)
+
+
+def _stopper(state: Iteration) -> Callable[[BaseException], None]:
+    """What the store's writer calls from its thread when it fails: the iteration stops with that failure."""
+    loop = asyncio.get_running_loop()
+
+    def stop(exc: BaseException) -> None:
+        def fail() -> None:
+            if state.failure is None:
+                state.failure = exc
+            state.abort.set()
+
+        with contextlib.suppress(RuntimeError):  # the loop may be closed already
+            loop.call_soon_threadsafe(fail)
+
+    return stop
 
 
 def _benchmark(state: Iteration, number: int, config: dict[str, Any], cut_short: str | None,

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 from ..errors import HarnessResourceError, SkillCrashed, SkillProtocolError
 from .limits import resource_failure
 from .tree import forget, kill_group, kill_tree, reap_orphans, spawning
+from .watcher import install_child_watcher
 
 __all__ = [
     "LEFTOVER_GRACE",
@@ -70,10 +71,30 @@ def resolve_argv(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> l
         if path.is_file() and os.access(path, os.X_OK):
             return [str(path), *rest]
         raise SkillCrashed(f"cannot start {program!r}: {path} is not an executable file")
-    found = shutil.which(program, path=env.get("PATH", os.defpath))
+    found = _which(program, env.get("PATH", os.defpath))
     if found is None:
         raise SkillCrashed(f"cannot start {program!r}: program not found on PATH")
     return [found, *rest]
+
+
+def _which(program: str, path: str) -> str | None:
+    """``shutil.which``, its answer kept: the search stats every folder of ``PATH`` (a judge or an agent may be
+    started thousands of times); a kept answer costs one check that the program is still there and runnable.
+    Relative folders of ``PATH`` are searched from this process's current folder, so that is part of the key."""
+    relative = any(folder and not os.path.isabs(folder) for folder in path.split(os.pathsep))
+    key = (program, path, os.getcwd() if relative else "")
+    found = _found.get(key)
+    if found is not None and os.access(found, os.X_OK):
+        return found
+    found = shutil.which(program, path=path)
+    if found is None:
+        _found.pop(key, None)
+    elif len(_found) < 256:
+        _found[key] = found
+    return found
+
+
+_found: dict[tuple[str, str, str], str] = {}
 
 
 def describe_exit(returncode: int) -> str:
@@ -213,6 +234,7 @@ class Child:
         """Start ``argv``. With ``merge_output`` stdout and stderr both go to the ring (for servers);
         otherwise stdout is a pipe for the caller. A program that cannot be run is SkillCrashed; running
         out of descriptors, processes or memory is the harness's :class:`HarnessResourceError`."""
+        install_child_watcher()  # on Python 3.11: each exit seen by the loop, not by a thread per program
         pipe = asyncio.subprocess.PIPE
         loop = asyncio.get_running_loop()
         protocol: _Protocol | None = None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .encoding import clip as _clip
@@ -21,7 +21,7 @@ from .encoding import now as _now
 from .encoding import redact as _redact
 from .sqlite import Store
 
-__all__ = ["PairedStore"]
+__all__ = ["PairedStore", "Row"]
 
 _RUN_COLUMNS = ("run_id", "eval_id", "arm", "run_number", "status", "error", "response", "duration_s",
                 "total_tokens", "token_measurement", "usage_json", "tool_calls", "skills_invoked_json",
@@ -30,6 +30,8 @@ _VERDICT_COLUMNS = ("subject", "kind", "backend", "model", "prompt_version", "ve
                     "cached", "duration_s", "finished_at")
 
 
+_INSERT_RUN = (f"INSERT OR REPLACE INTO paired_runs (iteration_id, {', '.join(_RUN_COLUMNS)})"
+               f" VALUES ({', '.join('?' * (len(_RUN_COLUMNS) + 1))})")
 _INSERT_VERDICT = (f"INSERT OR REPLACE INTO paired_verdicts (iteration_id, {', '.join(_VERDICT_COLUMNS)})"
                    f" VALUES ({', '.join('?' * (len(_VERDICT_COLUMNS) + 1))})")
 
@@ -39,6 +41,34 @@ def _verdict_values(subject: str, kind: str, verdict: Any, judge: Mapping[str, A
     return (subject, kind, judge.get("backend"), judge.get("model"), judge.get("prompt_version"),
             None if verdict is None else encode_output(verdict), _clip(judge.get("error")), judge.get("attempts"),
             None if "cached" not in judge else int(bool(judge["cached"])), judge.get("duration_s"), _now())
+
+
+def _add_run(db: Any, iteration_id: str, run: Mapping[str, Any]) -> None:
+    usage = run.get("usage") or {}
+    values = (run["run_id"], str(run["eval_id"]), run["arm"], run["run_number"], run["status"],
+              _clip(run.get("error")), _clip(run.get("response")), run.get("duration_s"),
+              usage.get("total_tokens"), usage.get("measurement"), _dumps(usage) if usage else None,
+              run.get("tool_calls"), _dumps(run.get("skills_invoked") or []), run.get("started_at"), _now())
+    db.execute(_INSERT_RUN, (iteration_id, *values))
+
+
+def _add_grade(db: Any, iteration_id: str, run_id: str, summary: Mapping[str, Any],
+               verdicts: Iterable[tuple[str, Any, Mapping[str, Any] | None]] = ()) -> None:
+    db.execute("UPDATE paired_runs SET passed = ?, failed = ?, total = ?, ungraded = ?, pass_rate = ?"
+               " WHERE iteration_id = ? AND run_id = ?",
+               (summary.get("passed"), summary.get("failed"), summary.get("total"),
+                summary.get("ungraded"), summary.get("pass_rate"), iteration_id, run_id))
+    for kind, verdict, judge in verdicts:
+        db.execute(_INSERT_VERDICT, (iteration_id, *_verdict_values(run_id, kind, verdict, judge)))
+
+
+def _add_verdict(db: Any, iteration_id: str, subject: str, kind: str, verdict: Any, *,
+                 judge: Mapping[str, Any] | None = None) -> None:
+    db.execute(_INSERT_VERDICT, (iteration_id, *_verdict_values(subject, kind, verdict, judge)))
+
+
+Row = tuple[str, tuple[Any, ...], dict[str, Any]]  # a write: "add_run", "add_grade" or "add_verdict", its arguments
+_WRITES: dict[str, Callable[..., None]] = {"add_run": _add_run, "add_grade": _add_grade, "add_verdict": _add_verdict}
 
 
 class PairedStore:
@@ -67,34 +97,27 @@ class PairedStore:
     def add_run(self, iteration_id: str, run: Mapping[str, Any]) -> None:
         """A finished run: ``run_id``, ``eval_id``, ``arm``, ``run_number``, ``status``, ``error``, ``response``,
         ``duration_s``, ``usage`` (a dict), ``tool_calls``, ``skills_invoked``, ``started_at``."""
-        usage = run.get("usage") or {}
-        values = (run["run_id"], str(run["eval_id"]), run["arm"], run["run_number"], run["status"],
-                  _clip(run.get("error")), _clip(run.get("response")), run.get("duration_s"),
-                  usage.get("total_tokens"), usage.get("measurement"), _dumps(usage) if usage else None,
-                  run.get("tool_calls"), _dumps(run.get("skills_invoked") or []), run.get("started_at"), _now())
-        marks = ", ".join("?" * (len(_RUN_COLUMNS) + 1))
-        with self.store._write("saving a paired run") as db:
-            db.execute(f"INSERT OR REPLACE INTO paired_runs (iteration_id, {', '.join(_RUN_COLUMNS)})"
-                       f" VALUES ({marks})", (iteration_id, *values))
+        self.add_rows(iteration_id, [("add_run", (run,), {})])
 
     def add_grade(self, iteration_id: str, run_id: str, summary: Mapping[str, Any],
                   verdicts: Iterable[tuple[str, Any, Mapping[str, Any] | None]] = ()) -> None:
         """The run's grading summary (``passed``, ``failed``, ``total``, ``ungraded``, ``pass_rate``) and the
         verdicts it came from, as ``(kind, verdict, judge)``, in one transaction."""
-        with self.store._write("saving a paired run's grade") as db:
-            db.execute("UPDATE paired_runs SET passed = ?, failed = ?, total = ?, ungraded = ?, pass_rate = ?"
-                       " WHERE iteration_id = ? AND run_id = ?",
-                       (summary.get("passed"), summary.get("failed"), summary.get("total"),
-                        summary.get("ungraded"), summary.get("pass_rate"), iteration_id, run_id))
-            for kind, verdict, judge in verdicts:
-                db.execute(_INSERT_VERDICT, (iteration_id, *_verdict_values(run_id, kind, verdict, judge)))
+        self.add_rows(iteration_id, [("add_grade", (run_id, summary, verdicts), {})])
 
     def add_verdict(self, iteration_id: str, subject: str, kind: str, verdict: Any, *,
                     judge: Mapping[str, Any] | None = None) -> None:
         """A verdict (``grade``, ``checks`` or ``compare``) on ``subject`` (a run id, or a run pair); ``judge``
         holds backend, model, prompt_version, attempts, cached, duration_s and error when a judge gave it."""
-        with self.store._write("saving a verdict") as db:
-            db.execute(_INSERT_VERDICT, (iteration_id, *_verdict_values(subject, kind, verdict, judge)))
+        self.add_rows(iteration_id, [("add_verdict", (subject, kind, verdict), {"judge": judge})])
+
+    def add_rows(self, iteration_id: str, rows: Iterable[Row]) -> None:
+        """Several of :meth:`add_run`, :meth:`add_grade` and :meth:`add_verdict` in one transaction, in order:
+        each row is ``(method name, args, kwargs)`` (what :class:`~eval_skills.store.writer.GroupWriter`
+        batches)."""
+        with self.store._write("saving paired runs") as db:
+            for method, args, kwargs in rows:
+                _WRITES[method](db, iteration_id, *args, **kwargs)
 
     def finish_iteration(self, iteration_id: str, *, status: str, summary: Mapping[str, Any]) -> None:
         """``finished``, ``interrupted`` or ``cut_short``, with the benchmark's summary (no runs)."""
