@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import threading
 from pathlib import Path
@@ -13,7 +14,7 @@ from review_data import make_workspace
 from viewer_server import TOKEN, page_client, served
 
 from eval_skills._atomic import write_atomic
-from eval_skills.masking import cut, mask, secret_values
+from eval_skills.masking import cut, environ_secrets, mask, secret_values
 from eval_skills.viewer import open_workspace_source
 
 KEY = 'sk-test-"quoted"\\slash-0123456789abcdefghijklmnop'
@@ -129,6 +130,18 @@ def test_the_masking_rule():
     for limit in range(10, len(quoted)):  # wherever the cut falls, no part of the key of 4 characters or more
         kept = cut(quoted, limit, secrets)
         assert not any(KEY[i:i + 4] in kept for i in range(len(KEY) - 3)), (limit, kept)
+
+
+def test_this_process_secrets_follow_its_environment_as_it_changes(monkeypatch):
+    monkeypatch.delenv("EVAL_SKILLS_PROBE_TOKEN", raising=False)
+    before = environ_secrets(("given-key-1234",))
+    assert "given-key-1234" in before and "probe-secret-value-1" not in before
+    monkeypatch.setenv("EVAL_SKILLS_PROBE_TOKEN", "probe-secret-value-1")
+    assert "probe-secret-value-1" in environ_secrets()
+    monkeypatch.setenv("EVAL_SKILLS_PROBE_TOKEN", "probe-secret-value-2")  # the same size, another value
+    now = environ_secrets()
+    assert "probe-secret-value-2" in now and "probe-secret-value-1" not in now
+    assert now == secret_values(dict(os.environ))
 
 
 def test_atomic_writes_never_go_through_a_planted_link(tmp_path):

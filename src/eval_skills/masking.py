@@ -20,13 +20,14 @@ writes, what a judge is sent, what an endpoint quotes back, the review page):
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any, Literal
 
-__all__ = ["MASK", "SECRET_MIN", "cut", "holds", "longest_form", "mask", "mask_bytes", "mask_value", "secret_forms",
-           "secret_values"]
+__all__ = ["MASK", "SECRET_MIN", "cut", "environ_secrets", "holds", "longest_form", "mask", "mask_bytes", "mask_value",
+           "secret_forms", "secret_values"]
 
 MASK = "***"
 SECRET_MIN = 8  # shorter values (a local server's "x") are not looked for: they would blank ordinary text
@@ -40,6 +41,21 @@ def secret_values(env: Mapping[str, str], extra: Iterable[str | None] = ()) -> t
     """The secrets ``env`` holds (see the module's rule) and ``extra`` (keys given otherwise), longest first."""
     # every agent run and judge call asks this of the same few environments: the scan is kept for the last ones
     return _secret_values(tuple(env.items()), tuple(extra))
+
+
+def environ_secrets(extra: Iterable[str | None] = ()) -> tuple[str, ...]:
+    """``secret_values(os.environ, extra)``: this process's secrets, its environment read as it is now. Its
+    variables are taken as the bytes the process holds (no text decoded unless they changed since the last
+    call): every run's record asks for them."""
+    data = getattr(os.environ, "_data", None)  # os._Environ's bytes, where there are bytes (not on Windows)
+    if not isinstance(data, dict) or not all(type(k) is bytes for k in data):
+        return secret_values(os.environ, extra)
+    return _environ_secrets(tuple(data.items()), tuple(extra))
+
+
+@lru_cache(maxsize=4)
+def _environ_secrets(data: tuple[tuple[bytes, bytes], ...], extra: tuple[str | None, ...]) -> tuple[str, ...]:
+    return _secret_values(tuple((os.fsdecode(name), os.fsdecode(value)) for name, value in data), extra)
 
 
 @lru_cache(maxsize=16)

@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from .._atomic import write_atomic, write_file
-from ..formats.indented_json import dumps_indented
+from ..formats.indented_json import dumps_indented_utf8
 from ..formats.workspace import (
     EVAL_METADATA_FILE,
     INPUTS_DIR,
@@ -36,7 +36,7 @@ from ..formats.workspace import (
     ToolCallEvent,
     TranscriptEvent,
 )
-from ..masking import mask, mask_bytes, secret_values
+from ..masking import environ_secrets, mask, mask_bytes
 from .executor import RunOutput
 from .plan import Case
 
@@ -81,7 +81,7 @@ def write_json(path: Path, data: Any) -> None:
     if isinstance(data, BaseModel):
         data = data.model_dump(mode="json")
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, dumps_indented(data, ensure_ascii=False) + "\n")  # json.dumps(indent=2)'s text, faster
+    write_atomic(path, dumps_indented_utf8(data) + "\n")  # json.dumps(indent=2)'s text, by orjson where it can
 
 
 def _read_model(path: Path, model: type[BaseModel]) -> Any:
@@ -165,7 +165,7 @@ def write_run(folder: Path, out: RunOutput, *, case_key: str, arm: str, number: 
     the agent's CLI reported for this iteration)."""
     if folder.exists():
         shutil.rmtree(folder)
-    secrets = secret_values(os.environ, out.raw_stdout.secrets if out.raw_stdout is not None else ())
+    secrets = environ_secrets(out.raw_stdout.secrets if out.raw_stdout is not None else ())
     outputs = folder / "outputs"
     outputs.mkdir(parents=True)
     if out.response is not None:
@@ -252,7 +252,7 @@ def load_run(folder: Path, *, run_id: str, case_key: str, arm: str, number: int)
     error = extra.get("error")
     return RunRecord(run_id=run_id, case_key=case_key, arm=arm, number=number, status=status,
                      error=str(error) if error else None, response=response, transcript=transcript,
-                     outputs=_texts(files, sizes, secret_values(os.environ)),
+                     outputs=_texts(files, sizes, environ_secrets()),
                      duration_s=timing.total_duration_seconds,
                      tokens=timing.total_tokens, token_measurement=timing.token_measurement,
                      tool_calls=int(extra.get("tool_calls") or sum(isinstance(e, ToolCallEvent)
