@@ -80,8 +80,12 @@ def write_json(path: Path, data: Any) -> None:
     """Write ``data`` (a model or plain JSON) to ``path`` atomically (a temporary file, then a rename)."""
     if isinstance(data, BaseModel):
         data = data.model_dump(mode="json")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, dumps_indented_utf8(data) + "\n")  # json.dumps(indent=2)'s text, by orjson where it can
+    text = dumps_indented_utf8(data) + "\n"  # json.dumps(indent=2)'s text, by orjson where it can
+    try:
+        write_atomic(path, text)
+    except FileNotFoundError:  # its folder is not there yet (usually it is: no call to look first)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, text)
 
 
 def _read_model(path: Path, model: type[BaseModel]) -> Any:
@@ -159,15 +163,26 @@ def _viewer_copies(outputs: Path, listed: list[dict[str, Any]]) -> None:
         entry[VIEWER_COPY] = name
 
 
+def _new_folder(folder: Path) -> None:
+    """``folder``, empty: made (with its parents, when they are missing), or emptied when it was there (a run
+    started again)."""
+    try:
+        folder.mkdir()
+    except FileNotFoundError:
+        folder.mkdir(parents=True)
+    except FileExistsError:
+        shutil.rmtree(folder)
+        folder.mkdir()
+
+
 def write_run(folder: Path, out: RunOutput, *, case_key: str, arm: str, number: int,
               agent_version: str | None = None) -> RunRecord:
     """Write a finished run's files (``timing.json`` last) and return its record (``agent_version``: the version
     the agent's CLI reported for this iteration)."""
-    if folder.exists():
-        shutil.rmtree(folder)
+    _new_folder(folder)
     secrets = environ_secrets(out.raw_stdout.secrets if out.raw_stdout is not None else ())
     outputs = folder / "outputs"
-    outputs.mkdir(parents=True)
+    outputs.mkdir()
     if out.response is not None:
         write_file(outputs / RESPONSE, out.response.encode("utf-8"))
     copied: dict[str, bytes | None] = {}
