@@ -62,6 +62,30 @@ def test_programs_started_from_loops_in_other_threads_are_watched_by_their_own_l
     assert asyncio.run(_run(["sh", "-c", "kill -9 $$"], tmp_path))[0] == -9  # a signal, as asyncio reports it
 
 
+@linux
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="3.12 and newer watch children by themselves")
+def test_a_program_whose_pidfd_cannot_be_had_is_waited_for_by_a_thread() -> None:
+    from eval_skills.procs.watcher import _PidfdWatcher
+
+    async def main() -> list[tuple[int, int]]:
+        seen: list[tuple[int, int]] = []
+        done = asyncio.Event()
+        loop = asyncio.get_running_loop()
+
+        def exited(pid: int, code: int) -> None:
+            seen.append((pid, code))
+            loop.call_soon_threadsafe(done.set)
+
+        gone = 2 ** 22 + 12345  # above any pid Linux hands out: pidfd_open fails (ESRCH), as it would with EMFILE
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            _PidfdWatcher().add_child_handler(gone, exited)
+        await asyncio.wait_for(done.wait(), 10)
+        return seen
+
+    assert asyncio.run(main()) == [(2 ** 22 + 12345, 255)]  # asyncio's code for an exit status it could not read
+
+
 def _program(folder: Path, text: str) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "eval-skills-probe"

@@ -10,7 +10,8 @@ it leaves asyncio as it is.
 
 The watcher asks for the running loop at each start, as 3.12's does, so programs started from loops in other
 threads (each ``asyncio.run`` its own loop) are watched by their own loop. It reaps only the pid it was given,
-never ``waitpid(-1)``, as :mod:`.tree` requires.
+never ``waitpid(-1)``, as :mod:`.tree` requires. A program whose pidfd cannot be had (no descriptor left) is
+waited for by a thread, as before, so it is still reaped and its exit still seen.
 """
 
 from __future__ import annotations
@@ -28,45 +29,56 @@ _checked = False
 _Ts = TypeVarTuple("_Ts")
 
 
-class _PidfdWatcher(asyncio.AbstractChildWatcher):
-    """Python 3.12's ``PidfdChildWatcher``: each child's pidfd read by the loop that started the child."""
+if sys.version_info < (3, 12):  # 3.12 has its own (and 3.14 no child watchers at all)
 
-    def add_child_handler(self, pid: int, callback: Callable[[int, int, Unpack[_Ts]], object],
-                          *args: *_Ts) -> None:
-        loop = asyncio.get_running_loop()
-        pidfd = os.pidfd_open(pid)
-        loop.add_reader(pidfd, self._reap, loop, pid, pidfd, callback, args)
+    class _PidfdWatcher(asyncio.AbstractChildWatcher):
+        """Python 3.12's ``PidfdChildWatcher``: each child's pidfd read by the loop that started the child."""
 
-    @staticmethod
-    def _reap(loop: asyncio.AbstractEventLoop, pid: int, pidfd: int, callback: Callable[..., Any],
-              args: tuple[Any, ...]) -> None:
-        loop.remove_reader(pidfd)
-        try:
-            _, status = os.waitpid(pid, 0)
-        except ChildProcessError:  # reaped by someone else: its exit code is lost, as asyncio reports it
-            returncode = 255
-        else:
-            returncode = os.waitstatus_to_exitcode(status)
-        os.close(pidfd)
-        callback(pid, returncode, *args)
+        def __init__(self) -> None:
+            self._threads: asyncio.ThreadedChildWatcher | None = None
 
-    def remove_child_handler(self, pid: int) -> bool:
-        return True  # nothing kept by pid: the reader goes when the child exits
+        def add_child_handler(self, pid: int, callback: Callable[[int, int, Unpack[_Ts]], object],
+                              *args: *_Ts) -> None:
+            loop = asyncio.get_running_loop()
+            try:
+                pidfd = os.pidfd_open(pid)
+            except OSError:  # no descriptor to be had (the process is out of them): a thread waits for this one
+                if self._threads is None:
+                    self._threads = asyncio.ThreadedChildWatcher()
+                self._threads.add_child_handler(pid, callback, *args)
+                return
+            loop.add_reader(pidfd, self._reap, loop, pid, pidfd, callback, args)
 
-    def attach_loop(self, loop: asyncio.AbstractEventLoop | None) -> None:
-        pass  # every child is watched by the loop running when it started
+        @staticmethod
+        def _reap(loop: asyncio.AbstractEventLoop, pid: int, pidfd: int, callback: Callable[..., Any],
+                  args: tuple[Any, ...]) -> None:
+            loop.remove_reader(pidfd)
+            try:
+                _, status = os.waitpid(pid, 0)
+            except ChildProcessError:  # reaped by someone else: its exit code is lost, as asyncio reports it
+                returncode = 255
+            else:
+                returncode = os.waitstatus_to_exitcode(status)
+            os.close(pidfd)
+            callback(pid, returncode, *args)
 
-    def is_active(self) -> bool:
-        return True
+        def remove_child_handler(self, pid: int) -> bool:
+            return True  # nothing kept by pid: the reader goes when the child exits
 
-    def close(self) -> None:
-        pass
+        def attach_loop(self, loop: asyncio.AbstractEventLoop | None) -> None:
+            pass  # every child is watched by the loop running when it started
 
-    def __enter__(self) -> _PidfdWatcher:
-        return self
+        def is_active(self) -> bool:
+            return True
 
-    def __exit__(self, *exc: object) -> None:
-        pass
+        def close(self) -> None:
+            pass
+
+        def __enter__(self) -> _PidfdWatcher:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
 
 
 def _pidfd_works() -> bool:
