@@ -3,10 +3,11 @@
 :func:`run_paired` is the library entry point (the CLI and ``bench/paired_scale.py`` call it); it prints
 nothing. Everything that can be wrong with the workspace or a resume is found before anything is written. Then
 the runs go to the executor in the plan's interleaved order; each finished run is recorded at once (its files,
-then a store row), graded by the judge and the assertion engine while other runs go on, and compared blind
-with its pair once both arms' runs are in. A token budget or Ctrl-C stops starting runs; what finished is kept,
-and the reports say which runs are missing. ``resume=True`` finishes such an iteration: finished runs are read
-back from their folders, graded runs and compared pairs are not asked again.
+then a store row, which the store's writer thread commits with the others waiting), graded by the judge and the
+assertion engine while other runs go on, and compared blind with its pair once both arms' runs are in. A token
+budget or Ctrl-C stops starting runs; what finished is kept, and the reports say which runs are missing.
+``resume=True`` finishes such an iteration: finished runs are read back from their folders, graded runs and
+compared pairs are not asked again.
 """
 
 from __future__ import annotations

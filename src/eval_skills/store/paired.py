@@ -3,8 +3,9 @@
 ``paired_iterations`` has one row per iteration (workspace folder and iteration number; a resumed iteration
 keeps its row), ``paired_runs`` one row per finished agent run (its grade filled in once graded), and
 ``paired_verdicts`` one row per verdict: ``grade`` (the judge on a run), ``checks`` (the assertion engine on a
-run) or ``compare`` (the blind A/B of a run pair). Each call is one committed transaction. Config values under
-secret-looking keys are never stored, and long texts are clipped like every other text in the store.
+run) or ``compare`` (the blind A/B of a run pair). Each call is one committed transaction (``add_rows``: several
+in one). Config values under secret-looking keys are never stored, and long texts are clipped like every other text
+in the store.
 """
 
 from __future__ import annotations
