@@ -96,9 +96,11 @@ def _program(folder: Path, text: str) -> Path:
 
 def test_a_program_on_path_is_found_again_and_found_anew_once_it_is_gone(tmp_path: Path) -> None:
     first, second = _program(tmp_path / "a", "a"), _program(tmp_path / "b", "b")
-    env = {"PATH": f"{first.parent}:{second.parent}"}
+    env = {"PATH": f"{tmp_path / 'early'}:{first.parent}:{second.parent}"}
     assert resolve_argv(["eval-skills-probe", "x"], cwd=tmp_path, env=env) == [str(first), "x"]
+    _program(tmp_path / "early", "early")  # kept: a program put earlier on PATH is not looked for again
     assert resolve_argv(["eval-skills-probe"], cwd=tmp_path, env=env) == [str(first)]
+    (tmp_path / "early" / "eval-skills-probe").unlink()
     first.chmod(0o644)  # no longer runnable: the next folder's
     assert resolve_argv(["eval-skills-probe"], cwd=tmp_path, env=env) == [str(second)]
     second.unlink()

@@ -47,14 +47,15 @@ def environ_secrets(extra: Iterable[str | None] = ()) -> tuple[str, ...]:
     """``secret_values(os.environ, extra)``: this process's secrets, its environment read as it is now. Its
     variables are taken as the bytes the process holds (no text decoded unless they changed since the last
     call): every run's record asks for them."""
-    data = getattr(os.environ, "_data", None)  # os._Environ's bytes, where there are bytes (not on Windows)
-    if not isinstance(data, dict) or not all(type(k) is bytes for k in data):
+    data = getattr(os.environ, "_data", None)  # os._Environ's own dict (bytes; text on Windows)
+    if not isinstance(data, dict):
         return secret_values(os.environ, extra)
     return _environ_secrets(tuple(data.items()), tuple(extra))
 
 
 @lru_cache(maxsize=4)
-def _environ_secrets(data: tuple[tuple[bytes, bytes], ...], extra: tuple[str | None, ...]) -> tuple[str, ...]:
+def _environ_secrets(data: tuple[tuple[bytes | str, bytes | str], ...],
+                     extra: tuple[str | None, ...]) -> tuple[str, ...]:
     return _secret_values(tuple((os.fsdecode(name), os.fsdecode(value)) for name, value in data), extra)
 
 

@@ -132,7 +132,7 @@ async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Ex
                      stop: asyncio.Event | None = None) -> PairedOutcome:
     """Run (or, with ``settings.resume``, finish) one iteration; see the module doc."""
     from ..store import Store
-    from ..store.paired import PairedStore
+    from ..store.paired import PairedStore, Row
     from ..store.writer import GroupWriter
 
     number, folder, config = check_iteration(plan, settings, judge)
@@ -140,7 +140,7 @@ async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Ex
     held = contextlib.ExitStack()  # the iteration's lock: one process runs an iteration at a time
     if settings.resume:
         held.enter_context(hold_iteration(folder))
-    writer: GroupWriter[Any] | None = None
+    writer: GroupWriter[Row] | None = None
     try:
         store = Store.open(store_path) if store_path is not None else None  # a broken store fails before any run
     except BaseException:

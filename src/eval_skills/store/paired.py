@@ -98,25 +98,28 @@ class PairedStore:
     def add_run(self, iteration_id: str, run: Mapping[str, Any]) -> None:
         """A finished run: ``run_id``, ``eval_id``, ``arm``, ``run_number``, ``status``, ``error``, ``response``,
         ``duration_s``, ``usage`` (a dict), ``tool_calls``, ``skills_invoked``, ``started_at``."""
-        self.add_rows(iteration_id, [("add_run", (run,), {})])
+        self._apply(iteration_id, [("add_run", (run,), {})], "saving a paired run")
 
     def add_grade(self, iteration_id: str, run_id: str, summary: Mapping[str, Any],
                   verdicts: Iterable[tuple[str, Any, Mapping[str, Any] | None]] = ()) -> None:
         """The run's grading summary (``passed``, ``failed``, ``total``, ``ungraded``, ``pass_rate``) and the
         verdicts it came from, as ``(kind, verdict, judge)``, in one transaction."""
-        self.add_rows(iteration_id, [("add_grade", (run_id, summary, verdicts), {})])
+        self._apply(iteration_id, [("add_grade", (run_id, summary, verdicts), {})], "saving a paired run's grade")
 
     def add_verdict(self, iteration_id: str, subject: str, kind: str, verdict: Any, *,
                     judge: Mapping[str, Any] | None = None) -> None:
         """A verdict (``grade``, ``checks`` or ``compare``) on ``subject`` (a run id, or a run pair); ``judge``
         holds backend, model, prompt_version, attempts, cached, duration_s and error when a judge gave it."""
-        self.add_rows(iteration_id, [("add_verdict", (subject, kind, verdict), {"judge": judge})])
+        self._apply(iteration_id, [("add_verdict", (subject, kind, verdict), {"judge": judge})], "saving a verdict")
 
     def add_rows(self, iteration_id: str, rows: Iterable[Row]) -> None:
         """Several of :meth:`add_run`, :meth:`add_grade` and :meth:`add_verdict` in one transaction, in order:
         each row is ``(method name, args, kwargs)`` (what :class:`~eval_skills.store.writer.GroupWriter`
         batches)."""
-        with self.store._write("saving paired runs") as db:
+        self._apply(iteration_id, rows, "saving paired runs")
+
+    def _apply(self, iteration_id: str, rows: Iterable[Row], what: str) -> None:
+        with self.store._write(what) as db:
             for method, args, kwargs in rows:
                 _WRITES[method](db, iteration_id, *args, **kwargs)
 
