@@ -250,6 +250,44 @@ def test_another_executor_needs_no_change_to_grading_statistics_or_store(tmp_pat
     assert json.loads((run / "timing.json").read_text())["total_tokens"] == 100
 
 
+class LookingExecutor(ElsewhereExecutor):
+    """ElsewhereExecutor that notes which case folders the iteration holds when its first run starts, and asks
+    the pipeline to stop after ``until`` runs (as Ctrl-C does)."""
+
+    def __init__(self, workspace: Path, stop: asyncio.Event, until: int) -> None:
+        super().__init__()
+        self.workspace, self.stop, self.until, self.seen_at_start = workspace, stop, until, None
+
+    async def run(self, specs: Iterator[RunSpec]) -> AsyncIterator[RunOutput]:
+        self.seen_at_start = sorted(p.name for p in self.workspace.glob("iteration-*/eval-*"))
+        async for out in super().run(iter([next(specs) for _ in range(self.until)])):
+            yield out
+        self.stop.set()
+
+
+def test_case_files_come_with_their_first_run_and_unreached_cases_get_them_too(tmp_path: Path) -> None:
+    """The first agent does not wait for every case's files to be written; the cases no run reached (stopped
+    early) have their eval_metadata.json files and inputs all the same."""
+    skill, old, _ = invoice_skill(tmp_path)
+    plan = load_plan(skill, baseline_path=old, runs=1, seed=3)
+    stop = asyncio.Event()
+    executor = LookingExecutor(tmp_path / "ws", stop, until=3)
+    judge = create_judge("command", command=[sys.executable, str(FAKE_JUDGE)])
+    outcome = asyncio.run(run_paired(plan, PairedSettings(workspace=tmp_path / "ws"), executor=executor,
+                                     judge=judge, stop=stop))
+    assert executor.seen_at_start == []
+    assert len(outcome.benchmark.runs) == 3 and outcome.interrupted
+    cases = sorted(p.name for p in outcome.iteration.glob("eval-*"))
+    assert cases == sorted(f"eval-{k}" for k in range(1, 9))
+    for name in cases:
+        meta = json.loads((outcome.iteration / name / "eval_metadata.json").read_text())
+        assert f"eval-{meta['eval_id']}" == name
+        for arm in plan.arms:
+            assert (outcome.iteration / name / arm / "eval_metadata.json").is_file()
+        assert (outcome.iteration / name / "inputs" / "evals" / "files" / "notes" / "terms.txt").read_text() \
+            == "Payment in 30 days\n"
+
+
 def test_local_executor_folders_outputs_and_limits(tmp_path: Path) -> None:
     skill, _, _ = invoice_skill(tmp_path)
     plan = load_plan(skill)

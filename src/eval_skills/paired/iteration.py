@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -25,14 +26,14 @@ from ..judges import Judge
 from .executor import RunOutput
 from .grading import compare_runs, grade_run, judge_info
 from .plan import Case, PairedPlan, PlannedRun
-from .record import RunRecord, load_comparisons, load_run, write_comparisons, write_grading, write_run
+from .record import RunRecord, load_comparisons, load_run, write_case, write_comparisons, write_grading, write_run
 
 if TYPE_CHECKING:
     from ..store.paired import Row
     from ..store.writer import GroupWriter
 
-__all__ = ["CONFIG_FILE", "Iteration", "PairedSettings", "Progress", "claim_iteration", "hold_iteration", "now",
-           "resolve_iteration"]
+__all__ = ["CONFIG_FILE", "CaseFolders", "Iteration", "PairedSettings", "Progress", "claim_iteration",
+           "hold_iteration", "now", "resolve_iteration"]
 
 CONFIG_FILE = "paired_config.json"  # what the iteration was started with; --resume must match it
 LOCK_FILE = ".paired.lock"  # held (flock) by the process running the iteration
@@ -137,6 +138,31 @@ def hold_iteration(folder: Path) -> Iterator[None]:
         os.close(fd)
 
 
+class CaseFolders:
+    """Each case's own files (:func:`~.record.write_case`: its ``eval_metadata.json`` files and ``inputs/``),
+    written once: by the first of its runs to be recorded, in that run's trip to a thread (so the first agents
+    start at once, not after every case's files are on the disk), and at the end for the cases no run reached."""
+
+    def __init__(self, folder: Path, plan: PairedPlan) -> None:
+        self.folder, self.arms = folder, plan.arms
+        self._locks = {case.key: threading.Lock() for case in plan.cases}
+        self._written: set[str] = set()
+
+    def ensure(self, case: Case) -> None:
+        """Write ``case``'s files unless they are written (safe from any thread)."""
+        if case.key in self._written:
+            return
+        with self._locks[case.key]:
+            if case.key not in self._written:
+                write_case(self.folder / f"eval-{case.key}", case, self.arms)
+                self._written.add(case.key)
+
+    def rest(self, cases: list[Case]) -> None:
+        """Write the files of those of ``cases`` no recorded run has written yet."""
+        for case in cases:
+            self.ensure(case)
+
+
 class Iteration:
     """The state of one iteration while it runs: records, comparisons, the tasks grading and comparing."""
 
@@ -158,6 +184,7 @@ class Iteration:
         self.writer: GroupWriter[Row] | None = None  # the store's rows, committed in groups (pipeline makes it)
         self.recorders: set[asyncio.Task[None]] = set()
         self.to_grade: set[str] = set()  # runs whose grade is on its way (their transcripts are still needed)
+        self.cases = CaseFolders(folder, plan)
 
     # ---- bookkeeping ------------------------------------------------------------------------------
 
@@ -236,6 +263,7 @@ class Iteration:
         planned = self.planned[out.run_id]
 
         def write() -> RunRecord:
+            self.cases.ensure(planned.case)
             record = write_run(self.folder_of(planned), out, case_key=planned.case.key, arm=planned.arm,
                                number=planned.number, agent_version=self.settings.agent.get("agent_version"))
             self.row("add_run", self.run_row(planned, record))

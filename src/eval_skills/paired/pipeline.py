@@ -4,7 +4,8 @@
 nothing. Everything that can be wrong with the workspace or a resume is found before anything is written. Then
 the runs go to the executor in the plan's interleaved order; each finished run is recorded at once (its files,
 then a store row, which the store's writer thread commits with the others waiting), graded by the judge and the
-assertion engine while other runs go on, and compared blind with its pair once both arms' runs are in. A token
+assertion engine while other runs go on, and compared blind with its pair once both arms' runs are in. A case's
+own files (its metadata, its inputs) are written with its first recorded run, the rest before the reports. A token
 budget or Ctrl-C stops starting runs; what finished is kept, and the reports say which runs are missing.
 ``resume=True`` finishes such an iteration: finished runs are read back from their folders, graded runs and
 compared pairs are not asked again.
@@ -38,7 +39,7 @@ from .iteration import (
     resolve_iteration,
 )
 from .plan import PairedPlan
-from .record import write_case, write_json
+from .record import write_json
 from .report import build_benchmark, write_feedback, write_reports
 from .resume import check_resume, iteration_config
 from .sequential import Sequential
@@ -152,8 +153,6 @@ async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Ex
             held.enter_context(hold_iteration(folder))
         state = Iteration(plan, settings, folder, judge, PairedStore(store) if store else None, on_progress)
         write_json(folder / CONFIG_FILE, config)
-        for case in plan.cases:
-            write_case(folder / f"eval-{case.key}", case, plan.arms)
         if state.rows is not None and store is not None:
             state.rows_id = state.rows.begin_iteration(workspace=str(settings.workspace.resolve()), iteration=number,
                                                        skill_name=plan.skill.name, config=config,
@@ -204,6 +203,7 @@ async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Ex
             writer.close()  # every row of what finished is in the store (or the writer's failure is raised)
         if state.failure is not None:
             raise state.failure
+        await asyncio.to_thread(state.cases.rest, plan.cases)  # the cases no run reached have their files too
         interrupted = not finished
         not_run = set(sequential.saved(state.records)) if sequential is not None and sequential.stopped else set()
         missing = [rid for rid in state.planned if rid not in state.records and rid not in not_run]
