@@ -229,3 +229,18 @@ def test_paired_rows_are_committed_in_groups_in_order_and_a_failure_stops_the_wr
         assert str(info.value).startswith(f"results store {tmp_path / 's.db'}: saving paired runs failed: "
                                           "UnicodeEncodeError")
         assert len(rows.runs(iteration)) == 40  # the failed batch left nothing half written
+
+
+def test_a_writer_lingers_as_long_as_it_is_told_for_the_rest_of_a_batch(tmp_path: Path) -> None:
+    """Rows that come 20 ms apart share a commit when the writer lingers half a second (paired rows come a few
+    per run), and each is in the store by close."""
+    from eval_skills.store.writer import GroupWriter
+
+    batches: list[list[int]] = []
+    with Store.open(tmp_path / "s.db") as store:
+        writer = GroupWriter(store, batches.append, linger=0.5)
+        for n in range(3):
+            writer.put(n)
+            time.sleep(0.02)
+        writer.close()
+    assert batches == [[0, 1, 2]] and writer.written == 3

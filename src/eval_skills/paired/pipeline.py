@@ -47,6 +47,8 @@ from .summary import pending_pairs, plural
 
 __all__ = ["CONFIG_FILE", "PairedOutcome", "PairedSettings", "Progress", "resolve_iteration", "run_paired"]
 
+ROWS_LINGER_S = 0.02  # how long the store's writer waits for more rows once woken
+
 
 @dataclass(repr=False)
 class PairedOutcome:
@@ -157,8 +159,11 @@ async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Ex
             state.rows_id = state.rows.begin_iteration(workspace=str(settings.workspace.resolve()), iteration=number,
                                                        skill_name=plan.skill.name, config=config,
                                                        tool_version=__version__)
+            # rows come a few per run, and runs take seconds: a longer linger makes each commit hold several runs
+            # (a commit of 2-3 rows cost this process 0.45 ms, the same rows in commits of 10 half of that)
             writer = state.writer = GroupWriter(store, functools.partial(state.rows.add_rows, state.rows_id),
-                                                what="saving paired runs", on_error=_stopper(state))
+                                                what="saving paired runs", on_error=_stopper(state),
+                                                linger=ROWS_LINGER_S)
         if settings.resume:
             state.load_finished()
         state.progress()

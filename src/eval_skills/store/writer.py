@@ -3,9 +3,10 @@
 Each item (a task result, a paired run's row) is handed over as it finishes; the writer thread commits
 whatever is waiting in one transaction (group commit).
 Handing over is a list append: the thread is woken once per batch, not once per result, and after waking it
-lingers ``LINGER_S`` for the rest of the batch, so a fast run neither pays a commit per result nor makes the
-event loop's thread give up the interpreter to the writer after every task. A result is on disk within a
-few milliseconds of finishing, and ``close`` (also on Ctrl-C) commits everything that finished.
+lingers (``LINGER_S``, 2 ms, unless told otherwise) for the rest of the batch, so a fast run neither pays a
+commit per result nor makes the event loop's thread give up the interpreter to the writer after every task. A
+result is on disk within a few milliseconds of finishing, and ``close`` (also on Ctrl-C) commits everything
+that finished.
 :class:`GroupWriter` is the machinery, given the function that commits one batch; :class:`ResultWriter` commits
 task results.
 """
@@ -42,8 +43,9 @@ class GroupWriter(Generic[T]):
     """
 
     def __init__(self, store: Store, commit: Callable[[list[T]], None], *, what: str = "saving rows",
-                 on_error: Callable[[HarnessError], None] | None = None) -> None:
+                 on_error: Callable[[HarnessError], None] | None = None, linger: float = LINGER_S) -> None:
         self._store = store
+        self._linger = linger
         self._commit = commit
         self._what = what
         self._on_error = on_error
@@ -95,7 +97,7 @@ class GroupWriter(Generic[T]):
         while True:
             self._wake.wait()
             if not self._stopping:
-                time.sleep(LINGER_S)  # the rest of the batch
+                time.sleep(self._linger)  # the rest of the batch
             self._wake.clear()  # before taking the batch: a result put after this wakes the thread again
             stopping = self._stopping
             # what is waiting now, and no more: results put while this batch is written wait for the next wake and
