@@ -7,7 +7,7 @@ Runs in one process:
   2. a bare baseline: the same agent processes and judge processes started with asyncio at the same
      concurrency (agents in one pool, judge calls in another), and nothing else;
 then prints the wall times, the harness's own CPU time (this process only: the agents and judges are
-children), the overhead per run and the peak memory.
+children), the overhead per run, how long the first run waited and the peak memory.
 
     python bench/paired_scale.py                       # 200 cases x 2 arms x 3 runs, concurrency 8
     python bench/paired_scale.py --cases 50 --runs 2 --concurrency 4
@@ -22,12 +22,14 @@ import resource
 import shutil
 import tempfile
 import time
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 from eval_skills.agents import create_agent
 from eval_skills.judges import create_judge
 from eval_skills.paired import LocalExecutor, PairedSettings, load_plan, run_paired, thread_pool
+from eval_skills.paired.executor import RunOutput, RunSpec
 
 VERDICT = json.dumps({"expectations": [{"text": "a", "passed": True, "evidence": "static"},
                                        {"text": "b", "passed": False, "evidence": "static"}],
@@ -68,6 +70,22 @@ async def bare(agents: int, judges: int, concurrency: int, request: bytes) -> fl
     return time.perf_counter() - started
 
 
+class FirstStartExecutor(LocalExecutor):
+    """The local executor, noting when it takes its first run (what a user waits for before anything runs)."""
+
+    first: float | None = None
+
+    async def run(self, specs: Iterator[RunSpec]) -> AsyncIterator[RunOutput]:
+        def noted() -> Iterator[RunSpec]:
+            for spec in specs:
+                if self.first is None:
+                    self.first = time.perf_counter()
+                yield spec
+
+        async for out in super().run(noted()):
+            yield out
+
+
 def cpu_seconds() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
@@ -82,12 +100,12 @@ def measure(cases: int, runs: int, concurrency: int, keep_root: bool = False) ->
         judge = create_judge("command", command=JUDGE, timeout=60)
         settings = PairedSettings(workspace=root / "ws", concurrency=concurrency, timeout=60,
                                   agent={"agent": "command"})
+        executor = FirstStartExecutor(agent, concurrency=concurrency)
         cpu0, started = cpu_seconds(), time.perf_counter()
 
         async def paired() -> Any:
             asyncio.get_running_loop().set_default_executor(thread_pool(concurrency))
-            return await run_paired(plan, settings, executor=LocalExecutor(agent, concurrency=concurrency),
-                                    judge=judge, store_path=root / "s.db")
+            return await run_paired(plan, settings, executor=executor, judge=judge, store_path=root / "s.db")
 
         outcome = asyncio.run(paired())
         wall, cpu = time.perf_counter() - started, cpu_seconds() - cpu0
@@ -97,6 +115,7 @@ def measure(cases: int, runs: int, concurrency: int, keep_root: bool = False) ->
         request = json.dumps({"kind": "grade", "prompt": "p", "response": "r", "assertions": ["a", "b"]}).encode()
         baseline = asyncio.run(bare(done, done + pairs, concurrency, request))
         return {"runs": done, "pairs": pairs, "wall": wall, "bare": baseline, "cpu": cpu, "root": root,
+                "first_start": (executor.first or started) - started,
                 "agent_time": sum(r.result.time_seconds or 0 for r in bench.runs),
                 "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                 "files": sum(1 for _ in outcome.iteration.rglob("*"))}
@@ -122,6 +141,7 @@ def main() -> None:
         print(f"harness beyond the processes  {wall - baseline:8.2f} s  ({(wall - baseline) / runs * 1000:.1f} ms "
               f"per run, {wall / baseline:.2f}x the bare wall time)")
         print(f"harness CPU (this process)    {cpu:8.2f} s  ({cpu / runs * 1000:.1f} ms per run)")
+        print(f"first run taken after         {m['first_start']:8.3f} s  (the start: checks, store, iteration folder)")
         print(f"agents' own time (summed)     {m['agent_time']:8.2f} s")
         print(f"peak memory                   {m['peak_mb']:8.1f} MB")
         print(f"iteration folder              {m['files']} files and folders")
