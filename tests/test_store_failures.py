@@ -233,7 +233,7 @@ def test_paired_rows_are_committed_in_groups_in_order_and_a_failure_stops_the_wr
 
 def test_a_writer_lingers_as_long_as_it_is_told_for_the_rest_of_a_batch(tmp_path: Path) -> None:
     """Rows that come 20 ms apart share a commit when the writer lingers half a second (paired rows come a few
-    per run), and each is in the store by close."""
+    per run), and every one is committed by close."""
     from eval_skills.store.writer import GroupWriter
 
     batches: list[list[int]] = []

@@ -144,7 +144,7 @@ class CaseFolders:
     start at once, not after every case's files are on the disk), and at the end for the cases no run reached."""
 
     def __init__(self, folder: Path, plan: PairedPlan) -> None:
-        self.folder, self.arms = folder, plan.arms
+        self.folder, self.arms, self.cases = folder, plan.arms, plan.cases
         self._locks = {case.key: threading.Lock() for case in plan.cases}
         self._written: set[str] = set()
 
@@ -157,9 +157,9 @@ class CaseFolders:
                 write_case(self.folder / f"eval-{case.key}", case, self.arms)
                 self._written.add(case.key)
 
-    def rest(self, cases: list[Case]) -> None:
-        """Write the files of those of ``cases`` no recorded run has written yet."""
-        for case in cases:
+    def rest(self) -> None:
+        """Write the files of the cases no recorded run has written."""
+        for case in self.cases:
             self.ensure(case)
 
 

@@ -208,7 +208,7 @@ async def run_paired(plan: PairedPlan, settings: PairedSettings, *, executor: Ex
             writer.close()  # every row of what finished is in the store (or the writer's failure is raised)
         if state.failure is not None:
             raise state.failure
-        await asyncio.to_thread(state.cases.rest, plan.cases)  # the cases no run reached have their files too
+        await asyncio.to_thread(state.cases.rest)  # the cases no run reached have their files too
         interrupted = not finished
         not_run = set(sequential.saved(state.records)) if sequential is not None and sequential.stopped else set()
         missing = [rid for rid in state.planned if rid not in state.records and rid not in not_run]
