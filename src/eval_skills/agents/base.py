@@ -32,7 +32,17 @@ from ..sandbox import Sandbox, allowed_environment, create_sandbox
 from .bundle import SkillBundle
 from .output import RawOutput
 from .usage import TokenUsage
-from .workdir import Entry, FileChange, SkillSource, changed_files, check_subdir, install_skills, snapshot, write_files
+from .workdir import (
+    Budget,
+    Entry,
+    FileChange,
+    SkillSource,
+    changed_files,
+    check_subdir,
+    install_skills,
+    snapshot,
+    write_files,
+)
 
 __all__ = [
     "Agent",
@@ -324,12 +334,14 @@ class Agent(ABC):
         execution = await self.execute(prepared.request, prepared.workspace, prepared.installed)
         return execution, time.monotonic() - started
 
-    def conclude(self, prepared: Prepared, execution: Execution, duration: float) -> AgentResult:
+    def conclude(self, prepared: Prepared, execution: Execution, duration: float, *,
+                 budget: Budget | None = None) -> AgentResult:
         """The run's result (blocking: call it in a thread): the second snapshot, the files the agent changed,
-        its output masked."""
+        its output masked. With ``budget``, the snapshot is a bounded one: a workspace larger than it raises
+        :class:`~eval_skills.agents.workdir.TreeTooLarge` before anything else is done."""
         if prepared.failed is not None:
             return self._result(prepared.request, execution, 0.0, [], [])
-        after = snapshot(prepared.workspace, prepared.excluded)
+        after = snapshot(prepared.workspace, prepared.excluded, budget=budget)
         files = [change for change in changed_files(prepared.before, after)
                  if not (change.kind == "created" and change.path in self.own_files)]
         result = self._result(prepared.request, execution, duration, files, prepared.installed)

@@ -8,7 +8,9 @@ FIFOs, devices and files over 16 MiB are skipped (see :mod:`eval_skills.formats.
 
 The workspace is snapshotted before and after the run (the installed skills and ``.git`` left out): files up
 to 1 MiB are compared by content, larger ones by size and modification time. Symbolic links are recorded,
-never followed.
+never followed. A snapshot given a :class:`Budget` is a bounded one: it counts every entry of the tree (those in
+the left-out folders too) and every byte it reads, and raises :class:`TreeTooLarge` once either runs out, so a
+caller can do it where only a small tree may be walked (on the event loop) and hand a larger one to a thread.
 """
 
 from __future__ import annotations
@@ -31,8 +33,8 @@ from ..formats.untrusted import clean_text
 from ..scratch import folder_prefix, scratch_folder
 from .bundle import SkillBundle, install_bundle, read_bundle
 
-__all__ = ["FileChange", "RunFolders", "SkillSource", "changed_files", "check_subdir", "install_skills", "snapshot",
-           "write_files"]
+__all__ = ["Budget", "FileChange", "RunFolders", "SkillSource", "TreeTooLarge", "changed_files", "check_subdir",
+           "install_skills", "snapshot", "write_files"]
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _HASH_LIMIT = 1 << 20
@@ -169,35 +171,65 @@ def _clear(dest: Path) -> None:
 Entry = tuple[int, int, bytes | None, str | None]  # size, mtime_ns, digest of small files, link target
 
 
-def snapshot(root: Path, excluded: set[str], written: Mapping[str, bytes] | None = None) -> dict[str, Entry]:
+class TreeTooLarge(Exception):
+    """A bounded walk found more than its :class:`Budget` allows."""
+
+
+@dataclass(slots=True)
+class Budget:
+    """What a bounded walk may still take: entries seen and bytes read (:meth:`take` raises
+    :class:`TreeTooLarge` once either is overdrawn)."""
+
+    entries: int
+    bytes: int
+
+    def take(self, entries: int = 0, size: int = 0) -> None:
+        self.entries -= entries
+        self.bytes -= size
+        if self.entries < 0 or self.bytes < 0:
+            raise TreeTooLarge
+
+
+def snapshot(root: Path, excluded: set[str], written: Mapping[str, bytes] | None = None, *,
+             budget: Budget | None = None) -> dict[str, Entry]:
     """Every file under ``root`` (relative ``/`` paths), except the ``excluded`` relative folders. ``written``:
     files just written with these bytes (by relative path), whose entries are made from the bytes instead of
-    being read back."""
+    being read back. ``budget``: a bounded snapshot (see the module doc)."""
     written = written or {}
     found: dict[str, Entry] = {}
-    stack = [(root, "")]
+    stack = [(root, "", True)]  # a folder, its relative path, and whether its files are recorded (or only counted)
     while stack:
-        folder, prefix = stack.pop()
+        folder, prefix, recorded = stack.pop()
         try:
             entries = list(os.scandir(folder))
         except OSError:
             continue
+        if budget is not None:
+            budget.take(len(entries))
         for entry in entries:
             rel = prefix + entry.name
             try:
-                if entry.is_symlink():
+                if not recorded:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append((Path(entry.path), "", False))
+                elif entry.is_symlink():
                     found[rel] = (0, 0, None, os.readlink(entry.path))
                 elif entry.is_dir(follow_symlinks=False):
                     if rel not in excluded:
-                        stack.append((Path(entry.path), rel + "/"))
+                        stack.append((Path(entry.path), rel + "/", True))
+                    elif budget is not None:  # left out, but removed with the rest: counted
+                        stack.append((Path(entry.path), "", False))
                 elif entry.is_file(follow_symlinks=False):
                     data = written.get(rel)
                     if data is not None and len(data) <= _HASH_LIMIT:  # compared by content: no time needed
                         found[rel] = (len(data), 0, hashlib.blake2b(data, digest_size=16).digest(), None)
                         continue
                     info = entry.stat(follow_symlinks=False)
-                    digest = _digest(entry.path, info.st_size) if info.st_size <= _HASH_LIMIT else None
-                    found[rel] = (info.st_size, info.st_mtime_ns, digest, None)
+                    small = info.st_size <= _HASH_LIMIT
+                    if small and budget is not None:
+                        budget.take(size=info.st_size)
+                    found[rel] = (info.st_size, info.st_mtime_ns, _digest(entry.path, info.st_size) if small else None,
+                                  None)
             except OSError:  # vanished or unreadable while we looked: counts as absent
                 continue
     return found

@@ -6,6 +6,14 @@ in parent folders for project settings or skills finds none of ours): the spec's
 root, the skills written from the bundles' bytes (their digest checked), the agent runs there, the files it
 created or changed are read back into the output, and the folder is removed. No run reads what another wrote:
 there is no shared copy of a skill for a run to change.
+
+That file work is done on the event loop when it is small and in memory: when the runs' folders are on a memory
+file system (:func:`~eval_skills.scratch.memory_backed`, as they are by default on Linux), a run whose files and
+skills hold at most :data:`INLINE_ENTRIES` files and :data:`INLINE_BYTES` bytes is prepared there, and its
+folder is walked there with that budget (every entry counted, also in the folders a snapshot leaves out); a
+folder the agent made larger than that is handed to a thread, as all of them are on a disk. A trip to a thread
+costs more than such small work (the threads and the loop take turns holding the interpreter), and a large tree
+(an agent that ran ``npm install``) never holds up the other runs.
 """
 
 from __future__ import annotations
@@ -19,14 +27,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ..agents import Agent, AgentRequest, AgentResult, Prepared
-from ..agents.workdir import RunFolders
+from ..agents.workdir import Budget, RunFolders, TreeTooLarge
 from ..errors import InputError
 from ..procs import reap_orphans
+from ..scratch import memory_backed
 from .executor import OutputFile, RunOutput, RunSpec
 
-__all__ = ["MAX_OUTPUT_FILE", "LocalExecutor", "now", "thread_pool"]
+__all__ = ["INLINE_BYTES", "INLINE_ENTRIES", "MAX_OUTPUT_FILE", "LocalExecutor", "now", "thread_pool"]
 
 MAX_OUTPUT_FILE = 10 << 20  # bytes of one file brought back from a run; larger ones are listed, not copied
+INLINE_ENTRIES = 200  # a run folder in memory with at most this many entries has its file work done on the loop
+INLINE_BYTES = 256 << 10  # ... and at most this many bytes to write, read or digest (about a millisecond's work)
 
 
 def now() -> str:
@@ -116,10 +127,11 @@ class LocalExecutor:
         return await self._one(spec, root)
 
     async def _one(self, spec: RunSpec, root: RunFolders) -> RunOutput:
-        # the file work in two trips to a thread (a trip costs about as much as a small run's files do):
-        # the folder made, the fixtures and skills written, the first snapshot; then the second snapshot, the
-        # changed files read back, the folder removed
+        # the file work in two parts, each on the loop when it is small and in memory (see the module doc), else in
+        # a trip to a thread: the folder made, the fixtures and skills written, the first snapshot; then the second
+        # snapshot, the changed files read back, the folder removed
         agent = self.agent
+        memory = memory_backed(str(root.root.parent))
 
         def begin() -> Prepared:
             workdir = root.new()
@@ -131,7 +143,7 @@ class LocalExecutor:
                 shutil.rmtree(workdir, True)
                 raise
 
-        prepared = await asyncio.to_thread(begin)
+        prepared = begin() if memory and _small(spec) else await asyncio.to_thread(begin)
         workdir = prepared.workspace
         try:
             started = _now()
@@ -141,17 +153,38 @@ class LocalExecutor:
             await asyncio.to_thread(shutil.rmtree, workdir, True)
             raise
 
-        def end() -> tuple[AgentResult, list[OutputFile]]:
+        def end(concluded: AgentResult | None) -> tuple[AgentResult, list[OutputFile]]:
             try:
-                result = agent.conclude(prepared, execution, duration)
+                result = concluded or agent.conclude(prepared, execution, duration)
                 return result, self._collect(workdir, result)
             finally:
                 shutil.rmtree(workdir, True)
 
-        result, files = await asyncio.to_thread(end)
+        concluded, small = None, False
+        if memory:
+            budget = Budget(INLINE_ENTRIES, INLINE_BYTES)
+            try:
+                concluded = agent.conclude(prepared, execution, duration, budget=budget)
+                budget.take(size=sum(c.size or 0 for c in concluded.files if c.kind != "deleted"))  # read back
+                small = True
+            except TreeTooLarge:
+                pass
+            except BaseException:
+                shutil.rmtree(workdir, True)
+                raise
+        result, files = end(concluded) if small else await asyncio.to_thread(end, concluded)
         return RunOutput(run_id=spec.run_id, status=result.status, response=result.response, error=result.error,
                          transcript=result.transcript, files=files, duration_s=result.duration_s,
                          usage=result.usage, started_at=started, finished_at=finished, agent=result.agent,
                          model=result.model, skills_invoked=result.skills_invoked, warnings=result.warnings,
                          exit_code=result.exit_code, raw_stdout=result.raw_stdout, isolation=result.isolation,
                          stderr_tail=result.stderr_tail, installed_skills=result.installed_skills)
+
+
+def _small(spec: RunSpec) -> bool:
+    """Whether the folder ``spec`` starts with is small enough to make on the event loop."""
+    entries, size = len(spec.files), sum(map(len, spec.files.values()))
+    for bundle in spec.skills:  # its bytes are digested once more before they are written
+        entries += len(bundle.files)
+        size += 2 * sum(map(len, bundle.files.values()))
+    return entries <= INLINE_ENTRIES and size <= INLINE_BYTES
