@@ -7,7 +7,8 @@ Runs in one process:
   2. a bare baseline: the same agent processes and judge processes started with asyncio at the same
      concurrency (agents in one pool, judge calls in another), and nothing else;
 then prints the wall times, the harness's own CPU time (this process only: the agents and judges are
-children), the overhead per run, how long the first run waited and the peak memory.
+children), the bare baseline's parent's CPU and the programs' own (on a machine with few cores they compete with
+the harness for them), the overhead per run, how long the first run waited and the peak memory.
 
     python bench/paired_scale.py                       # 200 cases x 2 arms x 3 runs, concurrency 8
     python bench/paired_scale.py --cases 50 --runs 2 --concurrency 4
@@ -86,8 +87,8 @@ class FirstStartExecutor(LocalExecutor):
             yield out
 
 
-def cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
+def cpu_seconds(who: int = resource.RUSAGE_SELF) -> float:
+    usage = resource.getrusage(who)
     return usage.ru_utime + usage.ru_stime
 
 
@@ -101,7 +102,7 @@ def measure(cases: int, runs: int, concurrency: int, keep_root: bool = False) ->
         settings = PairedSettings(workspace=root / "ws", concurrency=concurrency, timeout=60,
                                   agent={"agent": "command"})
         executor = FirstStartExecutor(agent, concurrency=concurrency)
-        cpu0, started = cpu_seconds(), time.perf_counter()
+        cpu0, children0, started = cpu_seconds(), cpu_seconds(resource.RUSAGE_CHILDREN), time.perf_counter()
 
         async def paired() -> Any:
             asyncio.get_running_loop().set_default_executor(thread_pool(concurrency))
@@ -109,12 +110,17 @@ def measure(cases: int, runs: int, concurrency: int, keep_root: bool = False) ->
 
         outcome = asyncio.run(paired())
         wall, cpu = time.perf_counter() - started, cpu_seconds() - cpu0
+        children1 = cpu_seconds(resource.RUSAGE_CHILDREN)
         bench = outcome.benchmark
         done = len(bench.runs)
         pairs = bench.comparison.model_extra.get("pairs", 0) if bench.comparison else 0
         request = json.dumps({"kind": "grade", "prompt": "p", "response": "r", "assertions": ["a", "b"]}).encode()
+        bare_cpu0 = cpu_seconds()
         baseline = asyncio.run(bare(done, done + pairs, concurrency, request))
+        bare_cpu = cpu_seconds() - bare_cpu0
         return {"runs": done, "pairs": pairs, "wall": wall, "bare": baseline, "cpu": cpu, "root": root,
+                "bare_cpu": bare_cpu, "children_cpu": children1 - children0,
+                "bare_children_cpu": cpu_seconds(resource.RUSAGE_CHILDREN) - children1,
                 "first_start": (executor.first or started) - started,
                 "agent_time": sum(r.result.time_seconds or 0 for r in bench.runs),
                 "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
@@ -141,6 +147,9 @@ def main() -> None:
         print(f"harness beyond the processes  {wall - baseline:8.2f} s  ({(wall - baseline) / runs * 1000:.1f} ms "
               f"per run, {wall / baseline:.2f}x the bare wall time)")
         print(f"harness CPU (this process)    {cpu:8.2f} s  ({cpu / runs * 1000:.1f} ms per run)")
+        print(f"bare processes' parent CPU    {m['bare_cpu']:8.2f} s  ({m['bare_cpu'] / runs * 1000:.1f} ms per run)")
+        print(f"the programs' own CPU         {m['children_cpu']:8.2f} s  (agents and judges; bare: "
+              f"{m['bare_children_cpu']:.2f} s): they share the cores with the harness")
         print(f"first run taken after         {m['first_start']:8.3f} s  (the start: checks, store, iteration folder)")
         print(f"agents' own time (summed)     {m['agent_time']:8.2f} s")
         print(f"peak memory                   {m['peak_mb']:8.1f} MB")

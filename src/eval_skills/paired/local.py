@@ -50,8 +50,9 @@ _now = now
 
 def thread_pool(concurrency: int) -> ThreadPoolExecutor:
     """A thread pool sized for ``concurrency`` local runs: each run's file work (preparing its folder,
-    installing skills, snapshots, copying outputs, writing its records) goes through ``asyncio.to_thread``, so
-    set this as the event loop's default executor (the CLI does) or runs wait for threads."""
+    installing skills, snapshots, copying outputs, writing its records) goes through ``asyncio.to_thread``
+    (except a small run's folder in memory: see the module doc), so set this as the event loop's default executor
+    (the CLI does) or runs wait for threads."""
     return ThreadPoolExecutor(max_workers=2 * concurrency + 4, thread_name_prefix="eval-skills")
 
 
