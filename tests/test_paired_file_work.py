@@ -15,7 +15,7 @@ from eval_skills.agents import create_agent
 from eval_skills.agents.workdir import Budget, TreeTooLarge, snapshot
 from eval_skills.paired import LocalExecutor
 from eval_skills.paired.executor import RunSpec
-from eval_skills.paired.local import INLINE_ENTRIES
+from eval_skills.paired.local import INLINE_BYTES, INLINE_ENTRIES
 from eval_skills.scratch import memory_backed
 
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the mount table is Linux's")
@@ -121,3 +121,17 @@ def test_on_a_disk_every_run_s_file_work_goes_to_a_thread(tmp_path):
     if memory_backed("/dev/shm"):
         _, memory_trips = _run(agent, spec, Path("/dev/shm"))
         assert disk_trips == memory_trips + 2
+
+
+@linux
+def test_in_memory_a_run_given_large_fixtures_does_all_its_file_work_in_threads():
+    if not memory_backed("/dev/shm"):
+        pytest.skip("no memory file system here")
+    agent = create_agent("command", command=[sys.executable, "-c", WRITE, "3"])
+    small = RunSpec(run_id="r1", prompt="write", files={"in.txt": b"original"}, timeout=60)
+    large = RunSpec(run_id="r2", prompt="write", files={"in.txt": b"original", "big.bin": b"x" * (INLINE_BYTES + 1)},
+                    timeout=60)
+    _, small_trips = _run(agent, small, Path("/dev/shm"))
+    out, large_trips = _run(agent, large, Path("/dev/shm"))
+    assert out.status == "ok" and "big.bin" not in {f.path for f in out.files}  # unchanged: not an output
+    assert large_trips == small_trips + 2  # the folder made, and the rest at the end

@@ -132,7 +132,7 @@ class LocalExecutor:
         # a trip to a thread: the folder made, the fixtures and skills written, the first snapshot; then the second
         # snapshot, the changed files read back, the folder removed
         agent = self.agent
-        memory = memory_backed(str(root.root.parent))
+        inline = memory_backed(str(root.root.parent)) and _small(spec)  # else its file work goes to threads
 
         def begin() -> Prepared:
             workdir = root.new()
@@ -144,7 +144,7 @@ class LocalExecutor:
                 shutil.rmtree(workdir, True)
                 raise
 
-        prepared = begin() if memory and _small(spec) else await asyncio.to_thread(begin)
+        prepared = begin() if inline else await asyncio.to_thread(begin)
         workdir = prepared.workspace
         try:
             started = _now()
@@ -162,7 +162,7 @@ class LocalExecutor:
                 shutil.rmtree(workdir, True)
 
         concluded, small = None, False
-        if memory:
+        if inline:
             budget = Budget(INLINE_ENTRIES, INLINE_BYTES)
             try:
                 concluded = agent.conclude(prepared, execution, duration, budget=budget)
