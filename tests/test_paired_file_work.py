@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from eval_skills.agents import create_agent
-from eval_skills.agents.workdir import Budget, TreeTooLarge, snapshot
+from eval_skills.agents.workdir import Budget, TreeTooLarge, changed_files, snapshot
 from eval_skills.paired import LocalExecutor
 from eval_skills.paired.executor import RunSpec
 from eval_skills.paired.local import INLINE_BYTES, INLINE_ENTRIES
@@ -54,6 +54,26 @@ def test_a_bounded_walk_counts_the_left_out_folders_and_the_bytes_it_reads(tmp_p
     assert snapshot(tmp_path, excluded, budget=budget) == whole and budget.bytes == 0  # 5 + 20 bytes read
     with pytest.raises(TreeTooLarge):
         snapshot(tmp_path, excluded, budget=Budget(100, 24))
+
+
+def test_the_second_snapshot_keeps_the_bytes_of_what_changed_and_nothing_else(tmp_path):
+    _tree(tmp_path)
+    (tmp_path / "big.bin").write_bytes(b"x" * ((1 << 20) + 1))  # compared by size and time: never read
+    (tmp_path / "gone.txt").write_text("bye")
+    before = snapshot(tmp_path, {".skills"})
+    (tmp_path / "sub" / "b.txt").write_text("changed")
+    (tmp_path / "new.txt").write_text("new")
+    (tmp_path / "link").symlink_to("a.txt")
+    (tmp_path / "gone.txt").unlink()
+    (tmp_path / "big.bin").write_bytes(b"y" * ((1 << 20) + 2))
+    (tmp_path / ".skills" / "one" / "0.md").write_text("inside a left-out folder")
+    kept: dict[str, bytes] = {}
+    after = snapshot(tmp_path, {".skills"}, since=before, kept=kept)
+    assert after == snapshot(tmp_path, {".skills"})  # the same snapshot
+    assert kept == {"sub/b.txt": b"changed", "new.txt": b"new"}
+    changes = {c.path: (c.kind, c.data) for c in changed_files(before, after, kept)}
+    assert changes == {"sub/b.txt": ("modified", b"changed"), "new.txt": ("created", b"new"),
+                       "link": ("created", None), "gone.txt": ("deleted", None), "big.bin": ("modified", None)}
 
 
 class _Counting(ThreadPoolExecutor):

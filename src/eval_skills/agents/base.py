@@ -335,14 +335,16 @@ class Agent(ABC):
         return execution, time.monotonic() - started
 
     def conclude(self, prepared: Prepared, execution: Execution, duration: float, *,
-                 budget: Budget | None = None) -> AgentResult:
+                 budget: Budget | None = None, contents: bool = False) -> AgentResult:
         """The run's result (blocking: call it in a thread): the second snapshot, the files the agent changed,
         its output masked. With ``budget``, the snapshot is a bounded one: a workspace larger than it raises
-        :class:`~eval_skills.agents.workdir.TreeTooLarge` before anything else is done."""
+        :class:`~eval_skills.agents.workdir.TreeTooLarge` before anything else is done. With ``contents``, the
+        changed files the snapshot read (up to 1 MiB each) come with their bytes (``FileChange.data``)."""
         if prepared.failed is not None:
             return self._result(prepared.request, execution, 0.0, [], [])
-        after = snapshot(prepared.workspace, prepared.excluded, budget=budget)
-        files = [change for change in changed_files(prepared.before, after)
+        kept: dict[str, bytes] | None = {} if contents else None
+        after = snapshot(prepared.workspace, prepared.excluded, budget=budget, since=prepared.before, kept=kept)
+        files = [change for change in changed_files(prepared.before, after, kept)
                  if not (change.kind == "created" and change.path in self.own_files)]
         result = self._result(prepared.request, execution, duration, files, prepared.installed)
         result.warnings[:0] = prepared.skipped  # the skill files not installed, and why

@@ -11,6 +11,8 @@ to 1 MiB are compared by content, larger ones by size and modification time. Sym
 never followed. A snapshot given a :class:`Budget` is a bounded one: it counts every entry of the tree (those in
 the left-out folders too) and every byte it reads, and raises :class:`TreeTooLarge` once either runs out, so a
 caller can do it where only a small tree may be walked (on the event loop) and hand a larger one to a thread.
+The second snapshot can keep the bytes it read of the files that changed (``kept``), so a run's outputs are read
+once.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import shutil
 import stat
 import tempfile
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
@@ -61,11 +63,13 @@ class SkillSource:
 @dataclass(frozen=True, slots=True)
 class FileChange:
     """A file the agent created, modified or deleted; ``path`` is relative to the workspace, with ``/``.
-    ``size`` is the size after the run (None when deleted)."""
+    ``size`` is the size after the run (None when deleted); ``data``, its bytes after the run when the snapshot
+    that found the change read them (files up to 1 MiB, when asked for: see :func:`snapshot`)."""
 
     path: str
     kind: Literal["created", "modified", "deleted"]
     size: int | None = None
+    data: bytes | None = field(default=None, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -191,10 +195,13 @@ class Budget:
 
 
 def snapshot(root: Path, excluded: set[str], written: Mapping[str, bytes] | None = None, *,
-             budget: Budget | None = None) -> dict[str, Entry]:
+             budget: Budget | None = None, since: Mapping[str, Entry] | None = None,
+             kept: dict[str, bytes] | None = None) -> dict[str, Entry]:
     """Every file under ``root`` (relative ``/`` paths), except the ``excluded`` relative folders. ``written``:
     files just written with these bytes (by relative path), whose entries are made from the bytes instead of
-    being read back. ``budget``: a bounded snapshot (see the module doc)."""
+    being read back. ``budget``: a bounded snapshot (see the module doc). ``kept`` (with ``since``, an earlier
+    snapshot): gets the bytes of each file read for its digest that is new since then or whose digest changed,
+    so the files a run changed need not be read again."""
     written = written or {}
     found: dict[str, Entry] = {}
     stack = [(root, "", True)]  # a folder, its relative path, and whether its files are recorded (or only counted)
@@ -228,38 +235,54 @@ def snapshot(root: Path, excluded: set[str], written: Mapping[str, bytes] | None
                     small = info.st_size <= _HASH_LIMIT
                     if small and budget is not None:
                         budget.take(size=info.st_size)
-                    found[rel] = (info.st_size, info.st_mtime_ns, _digest(entry.path, info.st_size) if small else None,
-                                  None)
+                    digest, content = _read_small(entry.path, info.st_size) if small else (None, None)
+                    found[rel] = (info.st_size, info.st_mtime_ns, digest, None)
+                    if kept is not None and since is not None and content is not None and (
+                            rel not in since or since[rel][2] != digest):
+                        kept[rel] = content
             except OSError:  # vanished or unreadable while we looked: counts as absent
                 continue
     return found
 
 
-def _digest(path: str, size: int) -> bytes | None:
-    """The digest of a file of about ``size`` bytes (read to its end, however long it has grown since)."""
+def _read_small(path: str, size: int) -> tuple[bytes | None, bytes | None]:
+    """The digest of a file of about ``size`` bytes (read to its end, however long it has grown since) and its
+    bytes (None when it grew past 1 MiB while it was read: those are hashed as they come, not kept); (None, None)
+    when it cannot be read (or is a link now)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
-        return None
+        return None, None
     try:
-        hasher = hashlib.blake2b(digest_size=16)
+        chunks: list[bytes] = []
+        length = 0
         while chunk := os.read(fd, max(size + 1, 1 << 16)):
-            hasher.update(chunk)
-        return hasher.digest()
+            chunks.append(chunk)
+            length += len(chunk)
+            if length > _HASH_LIMIT:
+                hasher = hashlib.blake2b(b"".join(chunks), digest_size=16)
+                while chunk := os.read(fd, 1 << 16):
+                    hasher.update(chunk)
+                return hasher.digest(), None
+        content = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        return hashlib.blake2b(content, digest_size=16).digest(), content
     except OSError:
-        return None
+        return None, None
     finally:
         os.close(fd)
 
 
-def changed_files(before: dict[str, Entry], after: dict[str, Entry]) -> list[FileChange]:
-    """Created, modified and deleted files between two snapshots, by path."""
-    changes = [FileChange(path, "created", after[path][0]) for path in after.keys() - before.keys()]
+def changed_files(before: dict[str, Entry], after: dict[str, Entry],
+                  kept: Mapping[str, bytes] | None = None) -> list[FileChange]:
+    """Created, modified and deleted files between two snapshots, by path; ``kept``: the bytes the second one
+    kept (see :func:`snapshot`), given to the changes as their ``data``."""
+    kept = kept or {}
+    changes = [FileChange(path, "created", after[path][0], kept.get(path)) for path in after.keys() - before.keys()]
     changes += [FileChange(path, "deleted") for path in before.keys() - after.keys()]
     for path in before.keys() & after.keys():
         old, new = before[path], after[path]
         same = old[3] == new[3] and old[0] == new[0] and (
             old[2] == new[2] if old[2] is not None and new[2] is not None else old[1] == new[1])
         if not same:
-            changes.append(FileChange(path, "modified", new[0]))
+            changes.append(FileChange(path, "modified", new[0], kept.get(path)))
     return sorted(changes, key=lambda c: c.path)

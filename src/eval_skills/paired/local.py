@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ..agents import Agent, AgentRequest, AgentResult, Prepared
-from ..agents.workdir import Budget, RunFolders, TreeTooLarge
+from ..agents.workdir import Budget, FileChange, RunFolders, TreeTooLarge
 from ..errors import InputError
 from ..procs import reap_orphans
 from ..scratch import memory_backed
@@ -109,12 +109,15 @@ class LocalExecutor:
             if change.kind == "deleted":
                 files.append(OutputFile(change.name, change.kind, None))
                 continue
+            if change.data is not None:  # read by the snapshot that found the change: a regular file
+                files.append(OutputFile(change.name, change.kind, change.size, change.data)
+                             if (change.size or 0) <= self.max_file_bytes else self._too_large(change))
+                continue
             path = workdir / change.path
             if path.is_symlink() or not path.is_file():
                 files.append(OutputFile(change.name, change.kind, change.size, note="not a regular file"))
             elif (change.size or 0) > self.max_file_bytes:
-                files.append(OutputFile(change.name, change.kind, change.size,
-                                        note=f"larger than {self.max_file_bytes >> 20} MiB: not copied"))
+                files.append(self._too_large(change))
             else:
                 try:
                     files.append(OutputFile(change.name, change.kind, change.size, path.read_bytes()))
@@ -122,6 +125,10 @@ class LocalExecutor:
                     files.append(OutputFile(change.name, change.kind, change.size,
                                             note=f"could not be read: {exc.strerror or exc}"))
         return files
+
+    def _too_large(self, change: FileChange) -> OutputFile:
+        return OutputFile(change.name, change.kind, change.size,
+                          note=f"larger than {self.max_file_bytes >> 20} MiB: not copied")
 
     async def run_one(self, spec: RunSpec, root: RunFolders) -> RunOutput:
         """Run one spec in a new folder of ``root`` (what each slot does; a Ray task does it on its node)."""
@@ -156,17 +163,17 @@ class LocalExecutor:
 
         def end(concluded: AgentResult | None) -> tuple[AgentResult, list[OutputFile]]:
             try:
-                result = concluded or agent.conclude(prepared, execution, duration)
+                result = concluded or agent.conclude(prepared, execution, duration, contents=contents)
                 return result, self._collect(workdir, result)
             finally:
                 shutil.rmtree(workdir, True)
 
-        concluded, small = None, False
+        concluded, small, contents = None, False, self.max_file_bytes > 0
         if inline:
             budget = Budget(INLINE_ENTRIES, INLINE_BYTES)
             try:
-                concluded = agent.conclude(prepared, execution, duration, budget=budget)
-                budget.take(size=sum(c.size or 0 for c in concluded.files if c.kind != "deleted"))  # read back
+                concluded = agent.conclude(prepared, execution, duration, budget=budget, contents=contents)
+                budget.take(size=sum(c.size or 0 for c in concluded.files if c.kind != "deleted" and c.data is None))
                 small = True
             except TreeTooLarge:
                 pass
