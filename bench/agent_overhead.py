@@ -13,6 +13,7 @@
 
     python bench/agent_overhead.py              # N=500, 50 MB
     python bench/agent_overhead.py --n 100 --mb 10
+    python bench/agent_overhead.py --n 200 --mb 1 --files 20   # an agent that writes 20 files a run
 """
 
 from __future__ import annotations
@@ -36,6 +37,14 @@ from eval_skills.paired.executor import RunSpec
 from eval_skills.paired.record import write_run
 
 NOOP = ["/bin/sh", "-c", "printf '%s\\n' '{\"type\": \"final\", \"text\": \"done\"}'"]
+
+
+def agent_command(files: int = 0) -> list[str]:
+    """The no-op agent; with ``files``, it first writes that many files of 10 KB (shell built-ins only)."""
+    if not files:
+        return NOOP
+    writes = f"i=0; while [ $i -lt {files} ]; do printf '%10240s' '' > out-$i.txt; i=$((i+1)); done; "
+    return [NOOP[0], NOOP[1], writes + NOOP[2]]
 SKILL_MD = "---\nname: noop-skill\ndescription: Does nothing.\n---\nDo nothing.\n"
 
 
@@ -52,12 +61,12 @@ def make_skill(root: Path) -> Path:
 FIXTURES = {f"data/file-{k}.txt": f"fixture {k}\n".encode() * 50 for k in range(5)}
 
 
-async def harness_runs(root: Path, n: int) -> list[float]:
+async def harness_runs(root: Path, n: int, files: int = 0) -> list[float]:
     """Each run as ``paired`` makes it: the local executor (one slot: a fresh private folder, the fixtures
     written, the skill installed, the agent run, its outputs collected, the folder removed),
     then the run's records (``write_run``: outputs, transcript, raw stdout, timing) before the next run
     starts. A run's time is from the end of the previous run's records to the end of its own."""
-    agent = create_agent("command", command=NOOP, output="events")
+    agent = create_agent("command", command=agent_command(files), output="events")
     skill = read_bundle(make_skill(root))
     executor = LocalExecutor(agent, concurrency=1)  # its folders where paired makes them
     specs = (RunSpec(run_id=f"run-{i}", prompt="do nothing", files=FIXTURES, skills=(skill,), timeout=30)
@@ -65,20 +74,20 @@ async def harness_runs(root: Path, n: int) -> list[float]:
     times = []
     started = time.perf_counter()
     async for out in executor.run(specs):
-        assert out.status == "ok" and out.response == "done", out.error
+        assert out.status == "ok" and out.response == "done" and len(out.files) == files, out.error
         write_run(root / "records" / out.run_id, out, case_key="1", arm="with_skill", number=1)
         times.append(time.perf_counter() - started)
         started = time.perf_counter()
     return times
 
 
-async def bare_runs(root: Path, n: int) -> list[float]:
+async def bare_runs(root: Path, n: int, files: int = 0) -> list[float]:
     ws = root / "bare"
     ws.mkdir(exist_ok=True)
     times = []
     for _ in range(n):
         started = time.perf_counter()
-        proc = await asyncio.create_subprocess_exec(*NOOP, cwd=ws, stdout=asyncio.subprocess.PIPE,
+        proc = await asyncio.create_subprocess_exec(*agent_command(files), cwd=ws, stdout=asyncio.subprocess.PIPE,
                                                     stdin=asyncio.subprocess.DEVNULL, start_new_session=True)
         out, _ = await proc.communicate()
         assert b"final" in out
@@ -135,14 +144,16 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=500)
     parser.add_argument("--mb", type=int, default=50)
+    parser.add_argument("--files", type=int, default=0, help="files of 10 KB the agent writes in each run [0]")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="agent-overhead-"))
     try:
-        asyncio.run(bare_runs(root, 20))  # warm up
-        bare = asyncio.run(bare_runs(root, args.n))
-        harness = asyncio.run(harness_runs(root, args.n))
+        asyncio.run(bare_runs(root, 20, args.files))  # warm up
+        bare = asyncio.run(bare_runs(root, args.n, args.files))
+        harness = asyncio.run(harness_runs(root, args.n, args.files))
         b, h = statistics.median(bare) * 1000, statistics.median(harness) * 1000
-        print(f"{args.n} runs of a no-op agent, one skill installed, recorded:")
+        writes = f" writing {args.files} files of 10 KB" if args.files else ""
+        print(f"{args.n} runs of a no-op agent{writes}, one skill installed, recorded:")
         print(f"  bare spawn      median {b:.2f} ms, mean {statistics.mean(bare) * 1000:.2f} ms")
         print(f"  through agents  median {h:.2f} ms, mean {statistics.mean(harness) * 1000:.2f} ms")
         print(f"  harness cost per run: median {h - b:.2f} ms, mean "

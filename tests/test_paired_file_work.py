@@ -16,7 +16,7 @@ from eval_skills.agents.workdir import Budget, TreeTooLarge, changed_files, snap
 from eval_skills.paired import LocalExecutor
 from eval_skills.paired.executor import RunSpec
 from eval_skills.paired.local import INLINE_BYTES, INLINE_ENTRIES
-from eval_skills.scratch import memory_backed
+from eval_skills.scratch import folder_prefix, memory_backed
 
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the mount table is Linux's")
 
@@ -110,13 +110,12 @@ def test_small_and_large_trees_give_the_same_files_and_leave_no_folder(tmp_path,
     scratch = Path("/dev/shm") if memory_backed("/dev/shm") else tmp_path
     agent = create_agent("command", command=[sys.executable, "-c", WRITE, str(count)])
     spec = RunSpec(run_id="r1", prompt="write", files={"in.txt": b"original"}, timeout=60)
-    before = set(scratch.iterdir())
     out, _ = _run(agent, spec, scratch)
     assert out.status == "ok", out.error
     got = {f.path: (f.kind, f.data) for f in out.files}
     assert got.pop("in.txt") == ("modified", b"changed")
     assert got == {f"made/{i}.txt": ("created", str(i).encode()) for i in range(count)}
-    assert set(scratch.iterdir()) == before  # the run's folder and the process's are gone
+    assert list(scratch.glob(folder_prefix("paired") + "*")) == []  # the run's folder and the process's are gone
 
 
 @linux
@@ -155,3 +154,22 @@ def test_in_memory_a_run_given_large_fixtures_does_all_its_file_work_in_threads(
     out, large_trips = _run(agent, large, Path("/dev/shm"))
     assert out.status == "ok" and "big.bin" not in {f.path for f in out.files}  # unchanged: not an output
     assert large_trips == small_trips + 2  # the folder made, and the rest at the end
+
+
+def test_a_run_s_outputs_are_written_only_inside_its_outputs_folder(tmp_path):
+    from eval_skills.agents.usage import TokenUsage
+    from eval_skills.paired.executor import OutputFile, RunOutput
+    from eval_skills.paired.record import write_run
+
+    names = ["../up.txt", "/abs.txt", "a/../../b.txt", "..", "ok/fine.txt", "top.txt", "ok/deeper/x.txt"]
+    out = RunOutput(run_id="r1", status="ok", response="done", error=None, transcript=[],
+                    files=[OutputFile(name, "created", 2, b"hi") for name in names], duration_s=0.1,
+                    usage=TokenUsage(), started_at="", finished_at="")
+    folder = tmp_path / "case" / "with_skill" / "run-1"
+    record = write_run(folder, out, case_key="1", arm="with_skill", number=1)
+    written = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    outputs = "case/with_skill/run-1/outputs/"
+    kept = ["ok/deeper/x.txt", "ok/fine.txt", "ok__deeper__x.txt", "ok__fine.txt", "response.md", "top.txt"]
+    assert [w for w in written if w.startswith(outputs)] == [outputs + name for name in kept]
+    assert all(w.startswith("case/with_skill/run-1/") for w in written), written
+    assert sorted(record.outputs) == ["ok/deeper/x.txt", "ok/fine.txt", "top.txt"]

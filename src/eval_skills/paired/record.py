@@ -19,7 +19,7 @@ import json
 import os
 import shutil
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -163,6 +163,14 @@ def _viewer_copies(outputs: Path, listed: list[dict[str, Any]]) -> None:
         entry[VIEWER_COPY] = name
 
 
+def _stays_inside(path: str) -> bool:
+    """Whether the relative ``/`` path ``path`` names a place inside the folder it is joined to: not absolute, no
+    step up. That is enough for a run's ``outputs/``: it is made new for the run, and every folder in it is made
+    here, so it holds no link that could lead out."""
+    parts = PurePosixPath(path).parts
+    return bool(parts) and not path.startswith("/") and ".." not in parts and "\0" not in path
+
+
 def _new_folder(folder: Path) -> None:
     """``folder``, empty: made (with its parents, when they are missing), or emptied when it was there (a run
     started again)."""
@@ -188,6 +196,7 @@ def write_run(folder: Path, out: RunOutput, *, case_key: str, arm: str, number: 
     copied: dict[str, bytes | None] = {}
     sizes: dict[str, int | None] = {}
     listed = []
+    made = {outputs}
     for change in out.files:
         path = AGENT_RESPONSE_FILE if change.path == RESPONSE else change.path
         entry = {"path": change.path, "kind": change.kind, "size": change.size}
@@ -198,12 +207,14 @@ def write_run(folder: Path, out: RunOutput, *, case_key: str, arm: str, number: 
         listed.append(entry)
         if change.kind == "deleted":
             continue
-        target = (outputs / path).resolve()
-        if not target.is_relative_to(outputs.resolve()):
+        if not _stays_inside(path):
             continue  # never write outside the run's outputs folder
+        target = outputs / path
         data = None if change.data is None else mask_bytes(change.data, secrets)
         if data is not None:
-            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.parent not in made:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                made.add(target.parent)
             write_file(target, data)
         copied[path] = data
         sizes[path] = change.size
