@@ -21,7 +21,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import InputError
 from ..formats.untrusted import clean_text, clean_value
@@ -32,17 +32,10 @@ from ..sandbox import Sandbox, allowed_environment, create_sandbox
 from .bundle import SkillBundle
 from .output import RawOutput
 from .usage import TokenUsage
-from .workdir import (
-    Budget,
-    Entry,
-    FileChange,
-    SkillSource,
-    changed_files,
-    check_subdir,
-    install_skills,
-    snapshot,
-    write_files,
-)
+from .workdir import Entry, FileChange, SkillSource, changed_files, check_subdir, install_skills, snapshot, write_files
+
+if TYPE_CHECKING:
+    from .workdir import Budget
 
 __all__ = [
     "Agent",
