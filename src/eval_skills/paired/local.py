@@ -163,7 +163,8 @@ class LocalExecutor:
 
         def end(concluded: AgentResult | None) -> tuple[AgentResult, list[OutputFile]]:
             try:
-                result = concluded or agent.conclude(prepared, execution, duration, contents=contents)
+                result = concluded if concluded is not None else agent.conclude(prepared, execution, duration,
+                                                                                 contents=contents)
                 return result, self._collect(workdir, result)
             finally:
                 shutil.rmtree(workdir, True)
