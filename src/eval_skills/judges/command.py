@@ -73,8 +73,9 @@ class CommandJudge(Judge):
             extra["EVAL_SKILLS_JUDGE_PROBLEM"] = problem
         env = self._env(extra)
         try:
-            argv = resolve_argv(self.argv, cwd=Path.cwd(), env=env)
-            child = await Child.start(argv, cwd=Path.cwd(), env=env, stderr_bytes=16 << 10)
+            cwd = Path.cwd()
+            argv = resolve_argv(self.argv, cwd=cwd, env=env)
+            child = await Child.start(argv, cwd=cwd, env=env, stderr_bytes=16 << 10)
         except SkillError as exc:
             raise JudgeError(str(exc)) from None
         try:
