@@ -173,3 +173,13 @@ def test_a_run_s_outputs_are_written_only_inside_its_outputs_folder(tmp_path):
     assert [w for w in written if w.startswith(outputs)] == [outputs + name for name in kept]
     assert all(w.startswith("case/with_skill/run-1/") for w in written), written
     assert sorted(record.outputs) == ["ok/deeper/x.txt", "ok/fine.txt", "top.txt"]
+
+
+def test_a_bounded_walk_stops_listing_a_huge_folder_at_its_budget(tmp_path):
+    (tmp_path / "many").mkdir()
+    for n in range(5000):
+        (tmp_path / "many" / str(n)).touch()
+    budget = Budget(10, 1000)
+    with pytest.raises(TreeTooLarge):
+        snapshot(tmp_path, set(), budget=budget)
+    assert budget.entries == -1  # one folder entry, then ten of the 5000 listed before it ran out

@@ -9,15 +9,16 @@ FIFOs, devices and files over 16 MiB are skipped (see :mod:`eval_skills.formats.
 The workspace is snapshotted before and after the run (the installed skills and ``.git`` left out): files up
 to 1 MiB are compared by content, larger ones by size and modification time. Symbolic links are recorded,
 never followed. A snapshot given a :class:`Budget` is a bounded one: it counts every entry of the tree (those in
-the left-out folders too) and every byte it reads, and raises :class:`TreeTooLarge` once either runs out, so a
-caller can do it where only a small tree may be walked (on the event loop) and hand a larger one to a thread.
-The second snapshot can keep the bytes it read of the files that changed (``kept``), so a run's outputs are read
-once.
+the left-out folders too; a folder is listed only as far as the budget goes) and every byte it reads, and raises
+:class:`TreeTooLarge` once either runs out, so a caller can do it where only a small tree may be walked (on the
+event loop) and hand a larger one to a thread. The second snapshot can keep the bytes it read of the files that
+changed (``kept``), so a run's outputs are read once.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import re
 import secrets
@@ -208,7 +209,8 @@ def snapshot(root: Path, excluded: set[str], written: Mapping[str, bytes] | None
     while stack:
         folder, prefix, recorded = stack.pop()
         try:
-            entries = list(os.scandir(folder))
+            with os.scandir(folder) as listing:  # a bounded walk lists no more of a folder than it may take
+                entries = list(listing if budget is None else itertools.islice(listing, max(budget.entries, 0) + 1))
         except OSError:
             continue
         if budget is not None:
