@@ -37,6 +37,7 @@ from eval_skills.paired.executor import RunSpec
 from eval_skills.paired.record import write_run
 
 NOOP = ["/bin/sh", "-c", "printf '%s\\n' '{\"type\": \"final\", \"text\": \"done\"}'"]
+SKILL_MD = "---\nname: noop-skill\ndescription: Does nothing.\n---\nDo nothing.\n"
 
 
 def agent_command(files: int = 0) -> list[str]:
@@ -45,7 +46,6 @@ def agent_command(files: int = 0) -> list[str]:
         return NOOP
     writes = f"i=0; while [ $i -lt {files} ]; do printf '%10240s' '' > out-$i.txt; i=$((i+1)); done; "
     return [NOOP[0], NOOP[1], writes + NOOP[2]]
-SKILL_MD = "---\nname: noop-skill\ndescription: Does nothing.\n---\nDo nothing.\n"
 
 
 def make_skill(root: Path) -> Path:

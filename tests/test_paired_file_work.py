@@ -132,14 +132,13 @@ def test_in_memory_a_small_run_s_files_stay_on_the_loop_and_a_large_tree_goes_to
 
 
 def test_on_a_disk_every_run_s_file_work_goes_to_a_thread(tmp_path):
-    if memory_backed(str(tmp_path)):
-        pytest.skip("the temporary folder is in memory here")
+    if memory_backed(str(tmp_path)) or not memory_backed("/dev/shm"):
+        pytest.skip("needs a temporary folder on a disk and a memory file system to compare")
     spec = RunSpec(run_id="r1", prompt="write", files={"in.txt": b"original"}, timeout=60)
     agent = create_agent("command", command=[sys.executable, "-c", WRITE, "3"])
     _, disk_trips = _run(agent, spec, tmp_path)
-    if memory_backed("/dev/shm"):
-        _, memory_trips = _run(agent, spec, Path("/dev/shm"))
-        assert disk_trips == memory_trips + 2
+    _, memory_trips = _run(agent, spec, Path("/dev/shm"))
+    assert disk_trips == memory_trips + 2
 
 
 @linux
@@ -161,7 +160,8 @@ def test_a_run_s_outputs_are_written_only_inside_its_outputs_folder(tmp_path):
     from eval_skills.paired.executor import OutputFile, RunOutput
     from eval_skills.paired.record import write_run
 
-    names = ["../up.txt", "/abs.txt", "a/../../b.txt", "..", "ok/fine.txt", "top.txt", "ok/deeper/x.txt"]
+    outside = tmp_path / "abs.txt"  # an absolute name: were it followed, it would land beside the case, not in it
+    names = ["../up.txt", str(outside), "a/../../b.txt", "..", "ok/fine.txt", "top.txt", "ok/deeper/x.txt"]
     out = RunOutput(run_id="r1", status="ok", response="done", error=None, transcript=[],
                     files=[OutputFile(name, "created", 2, b"hi") for name in names], duration_s=0.1,
                     usage=TokenUsage(), started_at="", finished_at="")
@@ -171,7 +171,7 @@ def test_a_run_s_outputs_are_written_only_inside_its_outputs_folder(tmp_path):
     outputs = "case/with_skill/run-1/outputs/"
     kept = ["ok/deeper/x.txt", "ok/fine.txt", "ok__deeper__x.txt", "ok__fine.txt", "response.md", "top.txt"]
     assert [w for w in written if w.startswith(outputs)] == [outputs + name for name in kept]
-    assert all(w.startswith("case/with_skill/run-1/") for w in written), written
+    assert all(w.startswith("case/with_skill/run-1/") for w in written) and not outside.exists(), written
     assert sorted(record.outputs) == ["ok/deeper/x.txt", "ok/fine.txt", "top.txt"]
 
 

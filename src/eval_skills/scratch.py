@@ -103,13 +103,11 @@ def _choose(env: Mapping[str, str]) -> Path | None:
         return path
     if env.get("TMPDIR") or not sys.platform.startswith("linux"):
         return None
+    if memory_backed(tempfile.gettempdir()):
+        return None
+    if not memory_backed(MEMORY_FOLDER) or not os.access(MEMORY_FOLDER, os.W_OK | os.X_OK):
+        return None
     try:
-        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as handle:
-            mounts = handle.read()
-        if in_memory(mounts, os.path.realpath(tempfile.gettempdir())):
-            return None
-        if not in_memory(mounts, MEMORY_FOLDER) or not os.access(MEMORY_FOLDER, os.W_OK | os.X_OK):
-            return None
         info = os.statvfs(MEMORY_FOLDER)
     except OSError:
         return None

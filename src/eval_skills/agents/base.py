@@ -329,10 +329,8 @@ class Agent(ABC):
 
     def conclude(self, prepared: Prepared, execution: Execution, duration: float, *,
                  budget: Budget | None = None, contents: bool = False) -> AgentResult:
-        """The run's result (blocking: call it in a thread): the second snapshot, the files the agent changed,
-        its output masked. With ``budget``, the snapshot is a bounded one: a workspace larger than it raises
-        :class:`~eval_skills.agents.workdir.TreeTooLarge` before anything else is done. With ``contents``, the
-        changed files the snapshot read (up to 1 MiB each) come with their bytes (``FileChange.data``)."""
+        """The run's result (blocking: call it in a thread): the second snapshot (within ``budget``, else
+        ``TreeTooLarge``), the files the agent changed (with ``contents``, their bytes), its output masked."""
         if prepared.failed is not None:
             return self._result(prepared.request, execution, 0.0, [], [])
         kept: dict[str, bytes] | None = {} if contents else None

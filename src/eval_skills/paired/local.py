@@ -140,6 +140,7 @@ class LocalExecutor:
         # snapshot, the changed files read back, the folder removed
         agent = self.agent
         inline = memory_backed(str(root.root.parent)) and _small(spec)  # else its file work goes to threads
+        contents = self.max_file_bytes > 0  # the changed files' bytes kept by the snapshot that reads them
 
         def begin() -> Prepared:
             workdir = root.new()
@@ -169,7 +170,7 @@ class LocalExecutor:
             finally:
                 shutil.rmtree(workdir, True)
 
-        concluded, small, contents = None, False, self.max_file_bytes > 0
+        concluded, small = None, False
         if inline:
             budget = Budget(INLINE_ENTRIES, INLINE_BYTES)
             try:
